@@ -1,0 +1,73 @@
+#include "data.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "harness/core/parallel.h"
+#include "harness/core/rng.h"
+
+namespace softmax_topk {
+
+namespace {
+
+constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
+
+void fill_row(const TopkCase& c, harness::Rng& rng, float* row) {
+  const auto vocab = static_cast<size_t>(c.vocab);
+  switch (c.data) {
+    case Data::normal:
+      for (size_t j = 0; j < vocab; ++j) row[j] = static_cast<float>(rng.normal(0.0, 2.0));
+      break;
+    case Data::ties:
+      for (size_t j = 0; j < vocab; ++j) row[j] = static_cast<float>(rng.below(4));
+      break;
+    case Data::equal: {
+      const auto value = static_cast<float>(rng.normal(0.0, 2.0));
+      for (size_t j = 0; j < vocab; ++j) row[j] = value;
+      break;
+    }
+    case Data::masked: {
+      bool any_finite = false;
+      for (size_t j = 0; j < vocab; ++j) {
+        const bool masked = rng.uniform() < c.amount;
+        row[j] = masked ? kMinusInfinity : static_cast<float>(rng.normal(0.0, 2.0));
+        any_finite = any_finite || !masked;
+      }
+      if (!any_finite) row[rng.below(vocab)] = static_cast<float>(rng.normal(0.0, 2.0));
+      break;
+    }
+    case Data::offset:
+      for (size_t j = 0; j < vocab; ++j) row[j] = static_cast<float>(rng.normal(c.amount, 2.0));
+      break;
+    case Data::uniform:
+      for (size_t j = 0; j < vocab; ++j) row[j] = static_cast<float>(rng.uniform(-c.amount, c.amount));
+      break;
+    case Data::dominant: {
+      float max = kMinusInfinity;
+      for (size_t j = 0; j < vocab; ++j) {
+        row[j] = static_cast<float>(rng.normal(0.0, 2.0));
+        max = std::max(max, row[j]);
+      }
+      row[rng.below(vocab)] = max + static_cast<float>(c.amount);
+      break;
+    }
+    case Data::one_finite:
+      for (size_t j = 0; j < vocab; ++j) row[j] = kMinusInfinity;
+      row[rng.below(vocab)] = static_cast<float>(rng.normal(0.0, 2.0));
+      break;
+  }
+}
+
+}  // namespace
+
+void generate_logits(const TopkCase& c, uint64_t seed, float* logits) {
+  harness::parallel_for(static_cast<size_t>(c.rows), [&](size_t begin, size_t end) {
+    for (size_t r = begin; r < end; ++r) {
+      harness::Rng rng(harness::derive_seed(seed, r));
+      fill_row(c, rng, logits + r * static_cast<size_t>(c.vocab));
+    }
+  });
+}
+
+}  // namespace softmax_topk

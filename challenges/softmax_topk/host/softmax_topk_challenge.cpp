@@ -1,0 +1,71 @@
+// softmax_topk: the harness side of the challenge (README.md beside this
+// folder): its cases, one op, its checker and its trusted answer.
+#include <vector>
+
+#include "check.h"
+#include "data.h"
+#include "harness/core/error.h"
+#include "harness/runner/challenge.h"
+#include "harness/runner/single_op_driver.h"
+#include "softmax_topk.h"
+#include "softmax_topk/softmax_topk_reference.h"
+#include "topk_case.h"
+
+namespace softmax_topk {
+
+namespace {
+
+using harness::DType;
+using harness::TensorSpec;
+using harness::protocol::Access;
+
+class SoftmaxTopkChallenge : public harness::Challenge {
+ public:
+  std::string name() const override { return "softmax_topk"; }
+  int abi_version() const override { return SOFTMAX_TOPK_ABI_VERSION; }
+  std::vector<harness::CaseSpec> cases() const override { return case_matrix(); }
+
+  void run_case(const harness::CaseSpec& spec, harness::CaseContext& ctx) const override {
+    const TopkCase c = topk_case_of(spec);
+    const Tolerance tolerance = tolerance_from_config();
+    harness::SingleOpCase op;
+    op.op = "softmax_topk";
+    op.scalars = {{"rows", c.rows}, {"vocab", c.vocab}, {"k", c.k}};
+    op.tensors = {{TensorSpec{"logits", DType::f32, {c.rows, c.vocab}}, Access::in},
+                  {TensorSpec{"probs", DType::f32, {c.rows, c.k}}, Access::out},
+                  {TensorSpec{"indices", DType::i32, {c.rows, c.k}}, Access::out}};
+    op.generate = [c](uint64_t seed, harness::HostTensors& inputs) {
+      generate_logits(c, seed, inputs.at("logits").as<float>());
+    };
+    op.check = [c, tolerance](const harness::HostTensors& inputs, const harness::OutputViews& outputs) {
+      return check_answer(c, inputs.at("logits").as<float>(), outputs.at("probs").as<float>(),
+                          outputs.at("indices").as<int32_t>(), tolerance);
+    };
+    harness::run_single_op_case(ctx, op);
+  }
+
+  void solve(const std::string& op, const nlohmann::json& scalars, const std::map<std::string, harness::TensorView>& inputs,
+             const std::map<std::string, void*>& outputs) const override {
+    HARNESS_CHECK(op == "softmax_topk", "softmax_topk has no op '{}'", op);
+    const auto rows = scalars.at("rows").get<int64_t>();
+    const auto vocab = scalars.at("vocab").get<int64_t>();
+    const auto k = scalars.at("k").get<int64_t>();
+    std::vector<double> probs(static_cast<size_t>(rows * k));
+    auto* indices = static_cast<int32_t*>(outputs.at("indices"));
+    reference::softmax_topk(inputs.at("logits").as<float>(), rows, vocab, k, probs.data(), indices);
+    auto* out = static_cast<float*>(outputs.at("probs"));
+    for (size_t i = 0; i < probs.size(); ++i) out[i] = static_cast<float>(probs[i]);
+  }
+
+ private:
+  Tolerance tolerance_from_config() const {
+    const auto& probs = config().tolerances.at("probs");
+    return Tolerance{probs.at("rtol").get<double>(), probs.at("atol").get<double>()};
+  }
+};
+
+}  // namespace
+
+HARNESS_REGISTER_CHALLENGE(SoftmaxTopkChallenge);
+
+}  // namespace softmax_topk

@@ -1,0 +1,42 @@
+// The parameters of one softmax_topk case and the case matrix.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/runner/case_spec.h"
+
+namespace softmax_topk {
+
+// How the logits of a case are drawn (see data.cpp).
+enum class Data {
+  normal,     // N(0, 2^2)
+  ties,       // integers in {0, 1, 2, 3}: many exact ties at the k-th place
+  equal,      // every entry of a row equal
+  masked,     // normal, each entry -inf with probability `amount` (at least one finite per row)
+  offset,     // normal around `amount`: +85 overflows float exp, -100 underflows it
+  uniform,    // uniform in [-amount, amount]
+  dominant,   // normal, one random column `amount` above the row's maximum
+  one_finite, // every entry -inf but one
+};
+
+struct TopkCase {
+  int64_t rows = 0;
+  int64_t vocab = 0;
+  int64_t k = 0;
+  Data data = Data::normal;
+  double amount = 0;  // the data kind's parameter
+};
+
+std::string data_name(Data data);
+Data data_from_name(const std::string& name);
+
+TopkCase topk_case_of(const harness::CaseSpec& spec);
+harness::CaseSpec make_case_spec(harness::Suite suite, const TopkCase& c, bool quick);
+std::vector<harness::CaseSpec> case_matrix();
+
+// rows*V*4 (read the logits once) + rows*K*8 (write probs and indices).
+double byte_model(const TopkCase& c);
+
+}  // namespace softmax_topk

@@ -1,0 +1,95 @@
+// harness list [CHALLENGE...] [--cases]: challenges, submissions with their
+// build status, and devices.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include "harness/cli/commands.h"
+#include "harness/device/device_info.h"
+#include "harness/runner/challenge.h"
+#include "harness/runner/control_executor.h"
+#include "harness/submissions/catalog.h"
+
+namespace harness {
+
+namespace {
+
+struct ListArguments {
+  std::vector<std::string> challenges;
+  bool cases = false;
+};
+
+int list(const ListArguments& args) {
+  std::vector<const Challenge*> challenges;
+  for (const auto& name : args.challenges) challenges.push_back(&find_challenge(name));
+  if (challenges.empty()) {
+    for (const auto& c : all_challenges()) challenges.push_back(c.get());
+  }
+
+  std::printf("Challenges:\n");
+  for (const Challenge* c : challenges) {
+    std::map<Suite, size_t> per_suite;
+    size_t quick = 0;
+    for (const auto& spec : c->cases()) {
+      ++per_suite[spec.suite];
+      quick += spec.quick ? 1 : 0;
+    }
+    std::string suites;
+    for (const auto& [suite, n] : per_suite) suites += fmt::format("{}{} {}", suites.empty() ? "" : ", ", n, suite_name(suite));
+    std::printf("  %-20s ABI v%d  %s (%zu in --quick)  %s\n", c->name().c_str(), c->abi_version(), suites.c_str(), quick,
+                c->config().title.c_str());
+    if (args.cases) {
+      for (const auto& spec : c->cases()) {
+        std::printf("      %-48s %s%s\n", spec.id.c_str(), spec.description.c_str(), spec.quick ? "  [quick]" : "");
+      }
+    }
+  }
+
+  const Catalog catalog = Catalog::load(Catalog::default_index_path());
+  std::printf("\nSubmissions:\n  %-20s %-36s %-6s %-10s %-12s %s\n", "challenge", "name", "device", "role", "build", "origin / problem");
+  for (const Challenge* c : challenges) {
+    for (const auto& r : catalog.records()) {
+      if (r.challenge != c->name()) continue;
+      const SubmissionInfo info = r.info();
+      std::string detail = r.build.status == "ok" ? info.origin : r.build.reason;
+      std::printf("  %-20s %-36s %-6s %-10s %-12s %s\n", c->name().c_str(), info.name.c_str(), info.device.c_str(),
+                  info.role.c_str(), r.build.status.c_str(), detail.c_str());
+    }
+    for (ControlKind kind : all_controls()) {
+      std::printf("  %-20s %-36s %-6s %-10s %-12s %s\n", c->name().c_str(), control_name(kind).c_str(), "cpu", "control",
+                  "built-in", control_description(kind).c_str());
+    }
+  }
+  std::vector<std::string> orphans;
+  for (const auto& r : catalog.records()) {
+    bool known = false;
+    for (const auto& c : all_challenges()) known = known || c->name() == r.challenge;
+    if (!known) orphans.push_back(fmt::format("{} ({}): {}", r.name, r.manifest_path,
+                                              r.manifest_error.empty() ? "unknown challenge '" + r.challenge + "'" : r.manifest_error));
+  }
+  for (const auto& o : orphans) std::printf("  not usable: %s\n", o.c_str());
+
+  std::printf("\nDevices:\n");
+  for (const auto& d : discover_devices()) {
+    if (d.available) {
+      std::printf("  %-8s %s (%d %s)\n", d.id.c_str(), d.name.c_str(), d.compute_units, d.kind == "cpu" ? "cores" : "SMs");
+    } else {
+      std::printf("  %-8s not available: %s\n", d.id.c_str(), d.unavailable_reason.c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_list_command(CLI::App& app, CommandLine& command_line) {
+  auto args = std::make_shared<ListArguments>();
+  CLI::App* cmd = app.add_subcommand("list", "List challenges, submissions (with build status) and devices");
+  cmd->add_option("challenges", args->challenges, "Only these challenges");
+  cmd->add_flag("--cases", args->cases, "Also list every case id");
+  cmd->callback([args, &command_line] { command_line.action = [args] { return list(*args); }; });
+}
+
+}  // namespace harness

@@ -1,0 +1,81 @@
+// harness selftest [CHALLENGE...] [--device ...] [-o results.json] [--md report.md]
+// Runs every mutant and negative control (and the project's own references
+// and baselines) on the correctness, edge and stability suites and checks
+// each got the verdict it declares. Exit 1 naming any that did not.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "harness/cli/commands.h"
+#include "harness/cli/run_session.h"
+#include "harness/runner/selftest.h"
+
+namespace harness {
+
+namespace {
+struct SelftestArguments {
+  std::vector<std::string> challenges;
+  std::string device = "all";
+  uint64_t seed = 0;
+  double timeout = 10;
+  std::string output = "selftest.json";
+  std::string markdown;
+  bool verbose = false;
+};
+}  // namespace
+
+void add_selftest_command(CLI::App& app, CommandLine& command_line) {
+  auto args = std::make_shared<SelftestArguments>();
+  CLI::App* cmd = app.add_subcommand("selftest", "Check that every mutant and negative control gets its declared verdict");
+  cmd->add_option("challenges", args->challenges, "Challenges (default: all)");
+  cmd->add_option("--device", args->device, "cpu, cuda or all available (default)")->check(CLI::IsMember({"cpu", "cuda", "all"}));
+  CLI::Option* seed = cmd->add_option("--seed", args->seed, "Seed of the inputs (default: fresh, printed)");
+  cmd->add_option("--timeout", args->timeout, "Seconds one call may take (default 10)")->check(CLI::PositiveNumber);
+  cmd->add_option("-o,--output", args->output, "Results file (default selftest.json)");
+  cmd->add_option("--md", args->markdown, "Also write the Markdown report here");
+  cmd->add_flag("-v,--verbose", args->verbose, "Print every case");
+  cmd->callback([args, seed, &command_line] {
+    command_line.action = [args, seed, &command_line] {
+      SessionOptions options;
+      options.selection.challenges = args->challenges;
+      options.selection.device = args->device;
+      options.selection.only_mutants = true;
+      options.selection.suites = {Suite::correctness, Suite::edge, Suite::stability};
+      options.seed_given = seed->count() > 0;
+      options.settings.seed = options.seed_given ? args->seed : fresh_seed();
+      options.settings.call_timeout_s = args->timeout;
+      options.settings.harness_command = command_line.argv[0];
+      options.json_path = args->output;
+      options.markdown_path = args->markdown;
+      options.verbosity = args->verbose ? Verbosity::verbose : Verbosity::quiet;
+      options.command_line = shell_join(command_line.argc, command_line.argv);
+      const RunResults results = run_session(options);
+
+      const auto findings = evaluate_selftest(results);
+      size_t failed = 0;
+      std::printf("%-14s %-36s %-8s %-10s %-34s %s\n", "challenge", "submission", "device", "role", "must get", "got");
+      for (const auto& f : findings) {
+        std::printf("%-14s %-36s %-8s %-10s %-34s %s%s\n", f.challenge.c_str(), f.submission.c_str(), f.device.c_str(),
+                    f.role.c_str(), f.expected.c_str(), f.observed.c_str(), f.ok ? "" : "   <-- NOT AS DECLARED");
+        if (!f.ok) ++failed;
+      }
+      if (findings.empty()) {
+        std::printf("selftest: nothing to check for this selection\n");
+        return 1;
+      }
+      if (failed) {
+        std::printf("\nselftest FAILED: %zu of %zu did not get their declared verdict:", failed, findings.size());
+        for (const auto& f : findings) {
+          if (!f.ok) std::printf(" %s/%s(%s)", f.challenge.c_str(), f.submission.c_str(), f.device.c_str());
+        }
+        std::printf("\n");
+        return 1;
+      }
+      std::printf("\nselftest passed: all %zu got their declared verdicts\n", findings.size());
+      return 0;
+    };
+  });
+}
+
+}  // namespace harness

@@ -1,0 +1,112 @@
+#include "harness/cli/run_session.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <random>
+
+#include "harness/cli/progress.h"
+#include "harness/core/clock.h"
+#include "harness/core/files.h"
+#include "harness/core/system_info.h"
+#include "harness/report/format.h"
+#include "harness/report/junit_report.h"
+#include "harness/report/markdown_report.h"
+#include "harness/results/results_json.h"
+#include "harness/runner/runner.h"
+#include "harness/scoring/scoring.h"
+#include "harness/submissions/catalog.h"
+
+namespace harness {
+
+uint64_t fresh_seed() {
+  std::random_device device;
+  // Nine decimal digits: short enough to type, plenty for fresh inputs.
+  return (static_cast<uint64_t>(device()) << 32 | device()) % 1000000000ULL;
+}
+
+std::string shell_join(int argc, char** argv) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    const bool plain = !arg.empty() && arg.find_first_of(" \t\n'\"\\$`*?[]{}();&|<>!#~") == std::string::npos;
+    if (!plain) {
+      std::string quoted = "'";
+      for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      arg = quoted + "'";
+    }
+    out += (i ? " " : "") + arg;
+  }
+  return out;
+}
+
+int run_exit_code(const RunResults& results) {
+  for (const auto& e : results.entries) {
+    if (e.submission.role == "mutant" || e.submission.role == "control") continue;
+    for (const auto& c : e.cases) {
+      if (is_failure(c.verdict) || c.verdict == Verdict::harness_error) return 1;
+    }
+  }
+  return 0;
+}
+
+RunResults run_session(const SessionOptions& options) {
+  const Catalog catalog = Catalog::load(Catalog::default_index_path());
+  std::vector<DeviceInfo> devices = discover_devices();
+  const RunPlan plan = make_plan(options.selection, catalog, devices);
+  const bool quiet = options.verbosity == Verbosity::quiet;
+
+  std::fprintf(stderr, "harness: seed %llu%s\n", static_cast<unsigned long long>(options.settings.seed),
+               options.seed_given ? "" : fmt::format(" (re-run with --seed {} for the same inputs)", options.settings.seed).c_str());
+  for (const auto& note : plan.notes) std::fprintf(stderr, "harness: %s\n", note.c_str());
+  if (plan.entries.empty()) std::fprintf(stderr, "harness: nothing to run for this selection\n");
+
+  // Measure each device the plan uses once; the peak goes into the results.
+  for (DeviceInfo& d : devices) {
+    bool used = false;
+    for (const auto& e : plan.entries) used = used || e.device == &d;
+    if (!used) continue;
+    if (!quiet) std::fprintf(stderr, "harness: measuring the bandwidth of %s (%s)...\n", d.id.c_str(), d.name.c_str());
+    d.peak = measure_peak(d, options.selection.quick);
+    if (!quiet) {
+      std::fprintf(stderr, "harness: %s peak: copy %s, read %s (%s)\n", d.id.c_str(),
+                   format_bandwidth(d.peak->copy_bytes_per_second).c_str(),
+                   format_bandwidth(d.peak->read_bytes_per_second).c_str(), d.peak->method.c_str());
+    }
+  }
+
+  RunResults results;
+  results.run.harness_version = HARNESS_VERSION;
+  results.run.started = utc_timestamp();
+  results.run.git_commit = source_commit();
+  results.run.command_line = options.command_line;
+  results.run.seed = options.settings.seed;
+  results.run.host = query_host();
+  results.run.options = {{"quick", options.selection.quick},
+                         {"device", options.selection.device},
+                         {"call_timeout_s", options.settings.call_timeout_s},
+                         {"with_mutants", options.selection.with_mutants}};
+  results.devices = devices;
+
+  auto write_json = [&](RunResults& r) {
+    if (options.json_path.empty()) return;
+    score_results(r);
+    write_file_atomically(options.json_path, to_json(r).dump(1) + "\n");
+  };
+  ProgressPrinter progress(plan.case_count(), options.verbosity);
+  execute_plan(plan, options.settings, results, progress, [&](const RunResults&) { write_json(results); });
+
+  results.run.finished = utc_timestamp();
+  results.run.complete = true;
+  score_results(results);
+  write_json(results);
+  if (!options.markdown_path.empty()) write_file_atomically(options.markdown_path, render_markdown(results));
+  if (!options.junit_path.empty()) write_file_atomically(options.junit_path, render_junit(results));
+  if (!quiet) progress.print_summary(results);
+  for (const auto* path : {&options.json_path, &options.markdown_path, &options.junit_path}) {
+    if (!path->empty()) std::fprintf(stderr, "harness: wrote %s\n", path->c_str());
+  }
+  return results;
+}
+
+}  // namespace harness

@@ -1,0 +1,68 @@
+#include "harness/core/files.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "harness/core/error.h"
+
+namespace harness {
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+  const std::filesystem::path target(path);
+  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) throw UsageError(fmt::format("cannot write '{}': {}", temporary, std::strerror(errno)));
+    out << content;
+    out.flush();
+    HARNESS_CHECK(out.good(), "writing '{}' failed", temporary);
+  }
+  HARNESS_CHECK_ERRNO(::rename(temporary.c_str(), path.c_str()),
+                      "renaming '{}' to '{}'", temporary, path);
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::string executable_dir() {
+  std::array<char, 4096> buffer{};
+  const ssize_t n = ::readlink("/proc/self/exe", buffer.data(), buffer.size() - 1);
+  HARNESS_CHECK_ERRNO(n, "readlink(/proc/self/exe)");
+  return std::filesystem::path(std::string(buffer.data(), static_cast<size_t>(n)))
+      .parent_path()
+      .string();
+}
+
+std::string capture_command_output(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
+  if (!pipe) return "";
+  std::string output;
+  std::array<char, 512> chunk{};
+  while (size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe.get())) output.append(chunk.data(), n);
+  const int status = ::pclose(pipe.release());
+  if (status != 0) return "";
+  while (!output.empty() && (output.back() == '\n' || output.back() == '\r')) output.pop_back();
+  return output;
+}
+
+}  // namespace harness

@@ -1,0 +1,19 @@
+// Small filesystem helpers whose failures carry the path and the reason.
+#pragma once
+
+#include <string>
+
+namespace harness {
+
+std::string read_text_file(const std::string& path);
+// Writes to path.tmp, then renames: a reader never sees half a file, and a
+// run killed mid-write leaves the previous version intact.
+void write_file_atomically(const std::string& path, const std::string& content);
+bool file_exists(const std::string& path);
+// Folder of the running executable (where the build put harness, the worker
+// and submission_index.json).
+std::string executable_dir();
+// Runs a shell command and returns its stdout, or "" when it fails.
+std::string capture_command_output(const std::string& command);
+
+}  // namespace harness

@@ -1,0 +1,56 @@
+// The devices a run can use, and their measured bandwidth ceilings.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+// Bandwidth measured by the harness itself on one device.
+struct PeakBandwidth {
+  std::string method;                // how `copy` was measured
+  double copy_bytes_per_second = 0;  // bytes read + written per second: "the peak"
+  double read_bytes_per_second = 0;  // a read-only sweep of the same memory
+  double buffer_bytes = 0;           // size of each array
+  int repetitions = 0;               // best of this many
+  int threads = 0;                   // cpu: threads used
+
+  // The speed of light: no correct implementation moves its byte model
+  // faster than this. Read-heavy kernels can beat a copy (no write traffic),
+  // so the bound takes the faster of copy and read, plus 10% for the noise
+  // of the peak measurement itself.
+  double ceiling_bytes_per_second() const;
+};
+
+struct DeviceInfo {
+  std::string id;    // "cpu", "cuda:0", ...
+  std::string kind;  // "cpu" | "cuda"
+  int index = 0;     // cuda device ordinal
+  std::string name;
+  bool available = true;
+  std::string unavailable_reason;
+  int compute_units = 0;         // cpu: logical cores; cuda: multiprocessors
+  uint64_t memory_bytes = 0;
+  uint64_t cache_bytes = 0;      // cpu: last-level cache; cuda: L2
+  std::string compute_capability;  // cuda only, e.g. "9.0"
+  std::string driver_version;      // cuda only
+  std::string runtime_version;     // cuda only
+  std::optional<PeakBandwidth> peak;
+};
+
+// The cpu, plus one entry per CUDA device (or one unavailable "cuda" entry
+// that says why there is none). Measures nothing.
+std::vector<DeviceInfo> discover_devices();
+
+// Measures a device's peak; `quick` uses smaller arrays and fewer repetitions.
+PeakBandwidth measure_peak(const DeviceInfo& device, bool quick);
+
+PeakBandwidth measure_cpu_peak(uint64_t last_level_cache_bytes, bool quick);
+
+// cuda_device.cu, or cuda_device_unavailable.cpp without CUDA.
+std::vector<DeviceInfo> discover_cuda_devices();
+PeakBandwidth measure_cuda_peak(int device_index, bool quick);
+
+}  // namespace harness

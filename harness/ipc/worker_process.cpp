@@ -1,0 +1,114 @@
+#include "harness/ipc/worker_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <thread>
+
+#include "harness/core/clock.h"
+#include "harness/core/error.h"
+
+namespace harness {
+
+std::string describe_wait_status(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return fmt::format("killed by signal {} ({})", sig, ::strsignal(sig));
+  }
+  if (WIFEXITED(status)) return fmt::format("exited with code {}", WEXITSTATUS(status));
+  return fmt::format("ended with wait status {}", status);
+}
+
+WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
+  int sockets[2];
+  HARNESS_CHECK_ERRNO(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets), "socketpair for a worker");
+  const int log_fd = ::open(launch.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd == -1) {
+    ::close(sockets[0]);
+    ::close(sockets[1]);
+    HARNESS_CHECK_ERRNO(-1, "opening the worker log '{}'", launch.log_path);
+  }
+  // Everything the child needs is prepared before fork: after it, only
+  // async-signal-safe calls are allowed.
+  std::vector<std::string> args{launch.executable};
+  args.insert(args.end(), launch.arguments.begin(), launch.arguments.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
+
+  pid_ = ::fork();
+  if (pid_ == -1) {
+    ::close(sockets[0]);
+    ::close(sockets[1]);
+    ::close(log_fd);
+    HARNESS_CHECK_ERRNO(-1, "fork of a worker");
+  }
+  if (pid_ == 0) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(125);
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) ::dup2(null_fd, 0);
+    ::dup2(log_fd, 1);
+    ::dup2(log_fd, 2);
+    if (sockets[1] == 3) {
+      ::fcntl(3, F_SETFD, 0);  // dup2 onto itself would keep close-on-exec
+    } else {
+      ::dup2(sockets[1], 3);
+    }
+    ::execv(argv[0], argv.data());
+    const char message[] = "harness-worker: exec failed\n";
+    (void)!::write(2, message, sizeof message - 1);
+    ::_exit(127);
+  }
+  ::setpgid(pid_, pid_);  // also from the parent: whichever runs first wins the race
+  ::close(sockets[1]);
+  ::close(log_fd);
+  channel_ = std::make_unique<Channel>(sockets[0]);
+}
+
+WorkerProcess::~WorkerProcess() {
+  if (!reaped_) kill_and_reap();
+}
+
+std::optional<std::string> WorkerProcess::wait_exit(double timeout_s) {
+  if (reaped_) return ending_;
+  const int64_t deadline = monotonic_ns() + static_cast<int64_t>(timeout_s * 1e9);
+  while (true) {
+    int status = 0;
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      reaped_ = true;
+      ending_ = describe_wait_status(status);
+      ::kill(-pid_, SIGKILL);  // children the submission may have left behind
+      return ending_;
+    }
+    if (r == -1 && errno != EINTR) {
+      reaped_ = true;
+      ending_ = fmt::format("could not be waited for: {}", std::strerror(errno));
+      return ending_;
+    }
+    if (monotonic_ns() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+std::string WorkerProcess::kill_and_reap() {
+  if (reaped_) return ending_;
+  ::kill(-pid_, SIGKILL);
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) == -1 && errno == EINTR) {
+  }
+  reaped_ = true;
+  ending_ = describe_wait_status(status);
+  return ending_;
+}
+
+}  // namespace harness

@@ -1,0 +1,18 @@
+#include "harness/memory/shared_tensor.h"
+
+#include <cstring>
+
+#include "harness/core/error.h"
+
+namespace harness {
+
+SharedTensor::SharedTensor(uint64_t id, TensorSpec spec)
+    : spec_(std::move(spec)), buffer_(std::make_unique<SharedBuffer>(id, spec_.bytes())) {}
+
+void SharedTensor::copy_from(const HostTensor& source) {
+  HARNESS_CHECK(source.bytes() == bytes(), "copying {} into {}: sizes differ",
+                source.spec().describe(), spec_.describe());
+  std::memcpy(buffer_->data(), source.raw(), source.bytes());
+}
+
+}  // namespace harness

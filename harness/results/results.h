@@ -1,0 +1,120 @@
+// The results of a run: what results.json holds (schema harness.results/v1,
+// written by results_json.cpp) and what every report is rendered from.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/core/stats.h"
+#include "harness/core/system_info.h"
+#include "harness/device/device_info.h"
+#include "harness/runner/verdict.h"
+
+namespace harness {
+
+inline constexpr const char* kResultsSchema = "harness.results/v1";
+
+struct TimingResult {
+  std::string clock;               // "cuda-events", "cpu-monotonic" or "wall-clock"
+  std::vector<double> samples_ns;  // one per timed call, in call order
+  SampleSummary summary;           // of samples_ns
+  size_t sets = 0;                 // input sets rotated through
+  double set_bytes = 0;            // bytes of one set's tensors
+  bool cache_cold = false;         // all sets together exceed twice the device's cache
+  size_t warmup_calls = 0;
+  std::string note;
+};
+
+struct CaseResult {
+  std::string id;
+  Suite suite = Suite::correctness;
+  nlohmann::json params = nlohmann::json::object();
+  std::string description;
+  uint64_t seed = 0;  // seed of this case's inputs
+  Verdict verdict = Verdict::pass;
+  std::string message;
+  nlohmann::json metrics = nlohmann::json::object();  // error metrics and their tolerances
+  std::optional<TimingResult> timing;
+  double bytes_moved = 0;
+  std::optional<double> bandwidth;      // bytes per second: bytes_moved / median time
+  std::optional<double> peak_fraction;  // bandwidth / the device's measured copy peak
+  std::string reproduce;                // command that re-runs exactly this case
+  std::string worker_output;            // what the submission printed during the case (tail)
+  double seconds = 0;                   // wall time the case took
+};
+
+// What a mutant (or negative control) must get: a case of `suite` with
+// `verdict`; with every_case, every case of the suite must fail.
+struct Expectation {
+  Suite suite = Suite::correctness;
+  Verdict verdict = Verdict::wrong_answer;
+  bool every_case = false;
+};
+
+struct SubmissionInfo {
+  std::string name;
+  std::string challenge;
+  std::string device;  // "cpu" | "cuda"
+  std::string role;    // "submission", "reference", "baseline", "mutant", "control"
+  std::string origin;
+  std::string description;
+  std::string manifest_path;  // empty for the built-in controls
+  std::optional<Expectation> expect;
+};
+
+struct BuildInfo {
+  std::string status = "ok";  // "ok" | "failed" | "unavailable"
+  std::string reason;
+  std::string log_excerpt;    // the compiler's first errors
+};
+
+struct DimensionScore {
+  bool measured = false;  // false when the run held no case of this dimension
+  double score = 0;       // 0..100
+  double weight = 0;
+  std::string detail;     // e.g. "27/28 cases pass"
+};
+
+struct Scores {
+  std::map<std::string, DimensionScore> dimensions;
+  double overall = 0;
+  std::string grade;
+  bool capped = false;   // a core correctness case failed: overall held to C at most
+  bool ranked = true;    // false for mutants, controls and impossible speeds
+  std::vector<std::string> notes;
+};
+
+struct EntryResult {
+  std::string challenge;
+  SubmissionInfo submission;
+  std::string device;  // device id, e.g. "cpu", "cuda:0"
+  BuildInfo build;
+  std::vector<CaseResult> cases;
+  std::optional<Scores> scores;
+};
+
+struct RunInfo {
+  std::string harness_version;
+  std::string started;
+  std::string finished;
+  std::string git_commit;
+  std::string command_line;
+  uint64_t seed = 0;
+  HostInfo host;
+  nlohmann::json options = nlohmann::json::object();
+  bool complete = false;  // false while running and for an interrupted run
+};
+
+struct RunResults {
+  RunInfo run;
+  std::vector<DeviceInfo> devices;
+  std::vector<EntryResult> entries;
+
+  const DeviceInfo* device(const std::string& id) const;
+};
+
+}  // namespace harness

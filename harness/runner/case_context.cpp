@@ -1,0 +1,200 @@
+#include "harness/runner/case_context.h"
+
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+
+#include "harness/core/error.h"
+#include "harness/core/rng.h"
+#include "harness/core/stats.h"
+#include "harness_abi.h"
+
+namespace harness {
+
+namespace {
+
+std::atomic<uint64_t> next_tensor_id{1};
+
+std::string status_name(int32_t status) {
+  switch (status) {
+    case HARNESS_STATUS_OK: return "OK";
+    case HARNESS_STATUS_UNSUPPORTED: return "UNSUPPORTED";
+    case HARNESS_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case HARNESS_STATUS_ERROR: return "ERROR";
+    default: return "not a harness_status";
+  }
+}
+
+}  // namespace
+
+std::string format_index(size_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> index(shape.size(), 0);
+  for (size_t d = shape.size(); d-- > 0;) {
+    const auto extent = static_cast<size_t>(std::max<int64_t>(shape[d], 1));
+    index[d] = static_cast<int64_t>(flat % extent);
+    flat /= extent;
+  }
+  return fmt::format("[{}]", fmt::join(index, ", "));
+}
+
+CaseContext::CaseContext(const CaseSpec& spec, const RunSettings& settings, Executor& executor,
+                         const DeviceInfo& device, CaseResult& result)
+    : spec_(spec), settings_(settings), executor_(executor), device_(device), result_(result) {}
+
+CaseContext::~CaseContext() {
+  for (const auto& t : tensors_) {
+    try {
+      executor_.release(*t);
+    } catch (...) {
+      // A worker that died cannot unmap; its buffers went with it.
+    }
+  }
+}
+
+uint64_t CaseContext::input_seed(size_t set) const { return derive_seed(result_.seed, set); }
+
+uint64_t CaseContext::guard_seed() const { return derive_seed(result_.seed, "guard-bands"); }
+
+size_t CaseContext::timing_sets(double bytes_per_set) const {
+  const double cache = std::max<double>(static_cast<double>(device_.cache_bytes), 1 << 20);
+  const double wanted = std::ceil(2.0 * cache / std::max(bytes_per_set, 1.0));
+  return static_cast<size_t>(std::clamp(wanted, 2.0, 64.0));
+}
+
+SharedTensor& CaseContext::tensor(TensorSpec spec) {
+  tensors_.push_back(std::make_unique<SharedTensor>(next_tensor_id++, std::move(spec)));
+  return *tensors_.back();
+}
+
+void CaseContext::fail(Verdict verdict, const std::string& message) const {
+  throw VerdictException(verdict, message);
+}
+
+void CaseContext::prepare(const std::vector<Binding>& bindings, std::vector<Snapshot>& snapshots) {
+  for (const Binding& b : bindings) {
+    HARNESS_CHECK(b.tensor != nullptr, "a binding of op arguments has no tensor");
+    b.tensor->buffer().fill_guards(guard_seed());
+    if (b.access == protocol::Access::out) {
+      fill_poison(b.tensor->raw(), b.tensor->elements(), b.tensor->spec().dtype);
+    } else {
+      const auto* bytes = static_cast<const unsigned char*>(b.tensor->raw());
+      snapshots.push_back(Snapshot{b.tensor, std::vector<unsigned char>(bytes, bytes + b.tensor->bytes())});
+    }
+  }
+}
+
+void CaseContext::check_status(int32_t status, const std::string& message, const std::string& op) const {
+  if (status == HARNESS_STATUS_OK) return;
+  const std::string text = message.empty() ? "(no message)" : message;
+  if (status == HARNESS_STATUS_UNSUPPORTED) fail(Verdict::unsupported, fmt::format("{}: {}", op, text));
+  fail(Verdict::error, fmt::format("{} returned status {} ({}): {}", op, status, status_name(status), text));
+}
+
+void CaseContext::check_integrity(const std::vector<Binding>& bindings, const std::vector<Snapshot>& snapshots,
+                                  const std::string& when) const {
+  for (const Binding& b : bindings) {
+    const auto damage = b.tensor->buffer().check_guards(guard_seed());
+    if (damage.damaged) {
+      fail(Verdict::out_of_bounds_write,
+           fmt::format("{}: {} bytes written outside {} ({}); the nearest {} bytes {} its {}",
+                       when, damage.bytes_changed, b.tensor->spec().name, b.tensor->spec().describe(),
+                       damage.distance, damage.before ? "before" : "after", damage.before ? "start" : "end"));
+    }
+  }
+  for (const Snapshot& s : snapshots) {
+    const auto& spec = s.tensor->spec();
+    const size_t element = dtype_size(spec.dtype);
+    const auto* now = static_cast<const unsigned char*>(s.tensor->raw());
+    if (std::memcmp(now, s.bytes.data(), s.bytes.size()) == 0) continue;
+    size_t changed = 0;
+    size_t first = 0;
+    for (size_t i = 0; i < spec.elements(); ++i) {
+      if (std::memcmp(now + i * element, s.bytes.data() + i * element, element) != 0) {
+        if (changed++ == 0) first = i;
+      }
+    }
+    fail(Verdict::input_modified,
+         fmt::format("{}: input {} was modified: {} of {} elements changed; first at {}: {} became {}", when,
+                     spec.name, changed, spec.elements(), format_index(first, spec.shape),
+                     format_element(s.bytes.data(), first, spec.dtype), format_element(now, first, spec.dtype)));
+  }
+  for (const Binding& b : bindings) {
+    if (b.access != protocol::Access::out) continue;
+    const auto& spec = b.tensor->spec();
+    size_t first = 0;
+    const size_t left = count_poison(b.tensor->raw(), spec.elements(), spec.dtype, &first);
+    if (left > 0) {
+      fail(Verdict::unwritten_output,
+           fmt::format("{}: output {} left unwritten: {} of {} elements still hold the poison; first at {}", when,
+                       spec.name, left, spec.elements(), format_index(first, spec.shape)));
+    }
+  }
+}
+
+protocol::CallReply CaseContext::call(const std::string& op, const nlohmann::json& scalars,
+                                      const std::vector<Binding>& bindings) {
+  std::vector<Snapshot> snapshots;
+  prepare(bindings, snapshots);
+  protocol::CallReply reply = executor_.call(op, scalars, bindings, settings_.call_timeout_s);
+  check_status(reply.status, reply.message, op);
+  check_integrity(bindings, snapshots, fmt::format("call of {}", op));
+  return reply;
+}
+
+const TimingResult& CaseContext::time(const std::string& op, const nlohmann::json& scalars,
+                                      const std::vector<std::vector<Binding>>& sets) {
+  HARNESS_CHECK(!sets.empty(), "time() of {} without input sets", op);
+  std::vector<std::vector<Snapshot>> snapshots(sets.size());
+  double set_bytes = 0;
+  for (size_t s = 0; s < sets.size(); ++s) {
+    prepare(sets[s], snapshots[s]);
+    if (s == 0) {
+      for (const Binding& b : sets[s]) set_bytes += static_cast<double>(b.tensor->bytes());
+    }
+  }
+  const protocol::TimingPolicy& policy = settings_.timing;
+  // Each call may take up to the call timeout; the loop itself stops after
+  // max_ms of timed work.
+  const double timeout = settings_.call_timeout_s * static_cast<double>(sets.size() + 2) + 2 * policy.max_ms / 1000.0;
+  protocol::TimeReply reply = executor_.time(op, scalars, sets, policy, timeout);
+  check_status(reply.status, reply.message, op + " (timed repetitions)");
+  for (size_t s = 0; s < sets.size(); ++s) {
+    check_integrity(sets[s], snapshots[s], fmt::format("timed repetitions of {}, input set {} of {}", op, s + 1, sets.size()));
+  }
+  HARNESS_CHECK(!reply.device_ns.empty(), "timing of {} returned no samples", op);
+
+  TimingResult timing;
+  timing.clock = executor_.device_clock();
+  timing.samples_ns = reply.device_ns;
+  // Work a submission launches on a stream the events do not see finishes
+  // after the stop event: the host clock around call + device synchronise
+  // then far exceeds the event time. Use the host clock in that case.
+  const double event_median = median(reply.device_ns);
+  const double wall_median = median(reply.wall_ns);
+  if (timing.clock == "cuda-events" && wall_median > 2.0 * event_median + 30e3) {
+    timing.clock = "wall-clock";
+    timing.samples_ns = reply.wall_ns;
+    timing.note = fmt::format(
+        "CUDA events saw {:.1f} us per call but call + device synchronise took {:.1f} us: work escaped the "
+        "events (another stream?); timed with the host clock instead",
+        event_median / 1e3, wall_median / 1e3);
+  }
+  timing.summary = summarize(timing.samples_ns);
+  timing.sets = sets.size();
+  timing.set_bytes = set_bytes;
+  timing.cache_cold = set_bytes * static_cast<double>(sets.size()) >= 2.0 * static_cast<double>(device_.cache_bytes);
+  timing.warmup_calls = reply.warmup_calls;
+  result_.timing = timing;
+  if (spec_.bytes_moved > 0 && timing.summary.median > 0) {
+    result_.bandwidth = spec_.bytes_moved / (timing.summary.median * 1e-9);
+    if (device_.peak && device_.peak->copy_bytes_per_second > 0) {
+      result_.peak_fraction = *result_.bandwidth / device_.peak->copy_bytes_per_second;
+    }
+  }
+  return *result_.timing;
+}
+
+}  // namespace harness

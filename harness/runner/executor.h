@@ -1,0 +1,40 @@
+// Runs a submission's ops on behalf of the harness: in an isolated worker
+// process (WorkerExecutor) or, for the built-in negative controls, in
+// process (ControlExecutor). One interface, so the same evaluation loop and
+// the same checks serve both.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "harness/ipc/protocol.h"
+#include "harness/memory/shared_tensor.h"
+
+namespace harness {
+
+struct Binding {
+  SharedTensor* tensor = nullptr;
+  protocol::Access access = protocol::Access::in;
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // Throws VerdictException for what costs the case (crash, timeout, a
+  // fault while calling); returns the submission's status otherwise.
+  virtual protocol::CallReply call(const std::string& op, const nlohmann::json& scalars,
+                                   const std::vector<Binding>& tensors, double timeout_s) = 0;
+  virtual protocol::TimeReply time(const std::string& op, const nlohmann::json& scalars,
+                                   const std::vector<std::vector<Binding>>& sets,
+                                   const protocol::TimingPolicy& policy, double timeout_s) = 0;
+  // The tensor is going away: forget any mapping of it.
+  virtual void release(const SharedTensor& tensor) = 0;
+  // What the submission printed since the last drain (its tail, at most max_bytes).
+  virtual std::string drain_output(size_t max_bytes) = 0;
+  // The clock a time() reply's device_ns come from ("cpu-monotonic" or "cuda-events").
+  virtual std::string device_clock() const = 0;
+};
+
+}  // namespace harness

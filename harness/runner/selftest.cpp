@@ -1,0 +1,55 @@
+#include "harness/runner/selftest.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace harness {
+
+namespace {
+
+std::string counts(const EntryResult& e, const std::optional<Suite>& suite) {
+  std::map<std::string, size_t> n;
+  for (const auto& c : e.cases) {
+    if (!suite || c.suite == *suite) ++n[std::string(verdict_name(c.verdict))];
+  }
+  std::string text;
+  for (const auto& [v, count] : n) text += fmt::format("{}{} {}", text.empty() ? "" : ", ", count, v);
+  return text.empty() ? "no cases" : text;
+}
+
+}  // namespace
+
+std::vector<SelftestFinding> evaluate_selftest(const RunResults& results) {
+  std::vector<SelftestFinding> findings;
+  for (const auto& e : results.entries) {
+    SelftestFinding f;
+    f.challenge = e.challenge;
+    f.submission = e.submission.name;
+    f.device = e.device;
+    f.role = e.submission.role;
+    if (e.submission.expect) {
+      const Expectation& x = *e.submission.expect;
+      size_t in_suite = 0, matching = 0;
+      for (const auto& c : e.cases) {
+        if (c.suite != x.suite) continue;
+        ++in_suite;
+        if (c.verdict == x.verdict) ++matching;
+      }
+      f.expected = fmt::format("{} in {}{}", verdict_name(x.verdict), suite_name(x.suite), x.every_case ? ", every case" : "");
+      f.observed = counts(e, x.suite);
+      f.ok = x.every_case ? in_suite > 0 && matching == in_suite : matching > 0;
+    } else if (e.submission.role == "reference" || e.submission.role == "baseline") {
+      f.expected = "no failing case";
+      f.observed = counts(e, std::nullopt);
+      f.ok = !e.cases.empty();
+      for (const auto& c : e.cases) f.ok = f.ok && !is_failure(c.verdict) && c.verdict != Verdict::harness_error;
+    } else {
+      continue;
+    }
+    findings.push_back(std::move(f));
+  }
+  return findings;
+}
+
+}  // namespace harness

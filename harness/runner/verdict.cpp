@@ -1,0 +1,77 @@
+#include "harness/runner/verdict.h"
+
+#include <fmt/format.h>
+
+#include "harness/core/error.h"
+
+namespace harness {
+
+std::vector<Verdict> all_verdicts() {
+  return {Verdict::pass,          Verdict::wrong_answer, Verdict::unwritten_output,
+          Verdict::out_of_bounds_write, Verdict::input_modified, Verdict::stale_output,
+          Verdict::impossible_speed, Verdict::crash,     Verdict::timeout,
+          Verdict::error,         Verdict::unsupported,  Verdict::build_failed,
+          Verdict::unavailable,   Verdict::harness_error};
+}
+
+std::string_view verdict_name(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::pass: return "pass";
+    case Verdict::wrong_answer: return "wrong_answer";
+    case Verdict::unwritten_output: return "unwritten_output";
+    case Verdict::out_of_bounds_write: return "out_of_bounds_write";
+    case Verdict::input_modified: return "input_modified";
+    case Verdict::stale_output: return "stale_output";
+    case Verdict::impossible_speed: return "impossible_speed";
+    case Verdict::crash: return "crash";
+    case Verdict::timeout: return "timeout";
+    case Verdict::error: return "error";
+    case Verdict::unsupported: return "unsupported";
+    case Verdict::build_failed: return "build_failed";
+    case Verdict::unavailable: return "unavailable";
+    case Verdict::harness_error: return "harness_error";
+  }
+  return "?";
+}
+
+Verdict verdict_from_name(std::string_view name) {
+  for (Verdict v : all_verdicts()) {
+    if (verdict_name(v) == name) return v;
+  }
+  throw UsageError(fmt::format("unknown verdict '{}'", name));
+}
+
+bool is_failure(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::pass:
+    case Verdict::unsupported:
+    case Verdict::unavailable:
+    case Verdict::harness_error:
+      return false;
+    default:
+      return true;
+  }
+}
+
+std::vector<Suite> all_suites() {
+  return {Suite::correctness, Suite::edge, Suite::stability, Suite::perf};
+}
+
+std::string_view suite_name(Suite suite) {
+  switch (suite) {
+    case Suite::correctness: return "correctness";
+    case Suite::edge: return "edge";
+    case Suite::stability: return "stability";
+    case Suite::perf: return "perf";
+  }
+  return "?";
+}
+
+Suite suite_from_name(std::string_view name) {
+  for (Suite s : all_suites()) {
+    if (suite_name(s) == name) return s;
+  }
+  throw UsageError(fmt::format("unknown suite '{}' (expected correctness, edge, stability or perf)", name));
+}
+
+}  // namespace harness

@@ -1,0 +1,62 @@
+// Runs a compiled submission in a harness-worker process. A crash, a hang
+// or a poisoned CUDA context costs the case in progress (VerdictException
+// crash / timeout); the next request starts a fresh worker.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "harness/ipc/worker_process.h"
+#include "harness/runner/executor.h"
+#include "harness/runner/verdict.h"
+
+namespace harness {
+
+struct WorkerTarget {
+  std::string challenge;
+  std::string library;        // the submission's shared library
+  std::string device_kind;    // "cpu" | "cuda"
+  int device_index = 0;
+  std::string worker_executable;
+  std::string log_path;       // the worker's stdout and stderr
+};
+
+class WorkerExecutor : public Executor {
+ public:
+  explicit WorkerExecutor(WorkerTarget target);
+  ~WorkerExecutor() override;
+
+  protocol::CallReply call(const std::string& op, const nlohmann::json& scalars,
+                           const std::vector<Binding>& tensors, double timeout_s) override;
+  protocol::TimeReply time(const std::string& op, const nlohmann::json& scalars,
+                           const std::vector<std::vector<Binding>>& sets,
+                           const protocol::TimingPolicy& policy, double timeout_s) override;
+  void release(const SharedTensor& tensor) override;
+  std::string drain_output(size_t max_bytes) override;
+  std::string device_clock() const override;
+
+  // Number of worker processes started so far (tests check restarts).
+  int starts() const { return starts_; }
+
+ private:
+  void ensure_started();
+  void map(const std::vector<Binding>& tensors, const std::string& what);
+  nlohmann::json request(const nlohmann::json& message, int fd, double timeout_s, const std::string& what);
+  // Turns a reply's fault into the verdict it costs.
+  void raise_fault(const std::optional<protocol::Fault>& fault, const std::string& what);
+  [[noreturn]] void worker_lost(Verdict verdict, const std::string& what, const std::string& how);
+  std::string output_tail(size_t max_bytes) const;
+
+  WorkerTarget target_;
+  std::unique_ptr<WorkerProcess> process_;
+  std::set<uint64_t> mapped_;
+  std::optional<std::string> load_failure_;
+  size_t output_offset_ = 0;
+  int starts_ = 0;
+};
+
+nlohmann::json bindings_to_json(const std::vector<Binding>& tensors);
+
+}  // namespace harness

@@ -1,0 +1,163 @@
+#include "harness/scoring/scoring.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "harness/core/error.h"
+#include "harness/runner/challenge.h"
+
+namespace harness {
+
+namespace {
+
+// Cases that judge the submission: not declared unsupported, not lost to
+// a harness error, not unavailable here.
+bool judged(Verdict v) { return v != Verdict::unsupported && v != Verdict::harness_error && v != Verdict::unavailable; }
+
+bool supported(Verdict v) {
+  return v != Verdict::unsupported && v != Verdict::build_failed && v != Verdict::unavailable;
+}
+
+DimensionScore pass_rate(const EntryResult& entry, Suite suite) {
+  DimensionScore d;
+  size_t total = 0, judged_count = 0, passed = 0, unsupported = 0;
+  for (const auto& c : entry.cases) {
+    if (c.suite != suite) continue;
+    ++total;
+    if (c.verdict == Verdict::unsupported) ++unsupported;
+    if (!judged(c.verdict)) continue;
+    ++judged_count;
+    if (c.verdict == Verdict::pass) ++passed;
+  }
+  d.measured = total > 0;
+  d.score = judged_count ? 100.0 * static_cast<double>(passed) / static_cast<double>(judged_count) : 0.0;
+  d.detail = fmt::format("{}/{} cases pass", passed, judged_count);
+  if (unsupported) d.detail += fmt::format(", {} unsupported", unsupported);
+  return d;
+}
+
+const CaseResult* find_case(const EntryResult& entry, const std::string& id) {
+  for (const auto& c : entry.cases) {
+    if (c.id == id) return &c;
+  }
+  return nullptr;
+}
+
+DimensionScore performance(const EntryResult& entry, const EntryResult* baseline, const PerformanceScoring& p,
+                           std::vector<std::string>& notes) {
+  DimensionScore d;
+  double sum = 0;
+  size_t counted = 0, with_speedup = 0;
+  for (const auto& c : entry.cases) {
+    if (c.suite != Suite::perf || !judged(c.verdict)) continue;
+    ++counted;
+    if (c.verdict != Verdict::pass || !c.timing) continue;  // a failing perf case scores 0
+    const double bandwidth_part =
+        c.peak_fraction ? std::clamp(*c.peak_fraction / p.full_marks_peak_fraction, 0.0, 1.0) : 0.0;
+    const CaseResult* base = baseline ? find_case(*baseline, c.id) : nullptr;
+    if (base && base->verdict == Verdict::pass && base->timing && c.timing->summary.median > 0) {
+      const double speedup = base->timing->summary.median / c.timing->summary.median;
+      const double speed_part = std::clamp(std::log(speedup) / std::log(p.full_marks_speedup), 0.0, 1.0);
+      sum += 100.0 * (p.bandwidth_share * bandwidth_part + (1.0 - p.bandwidth_share) * speed_part);
+      ++with_speedup;
+    } else {
+      sum += 100.0 * bandwidth_part;
+    }
+  }
+  d.measured = counted > 0;
+  d.score = counted ? sum / static_cast<double>(counted) : 0.0;
+  d.detail = fmt::format("{} perf cases; full marks at {:.0f}% of peak and {:.0f}x the baseline", counted,
+                         100 * p.full_marks_peak_fraction, p.full_marks_speedup);
+  if (counted && with_speedup < counted) {
+    notes.push_back(fmt::format("performance: {} of {} perf cases scored on bandwidth alone (no passing baseline "
+                                "timing of the same case in these results)", counted - with_speedup, counted));
+  }
+  return d;
+}
+
+DimensionScore completeness(const EntryResult& entry) {
+  DimensionScore d;
+  size_t total = 0, ok = 0;
+  for (const auto& c : entry.cases) {
+    if (c.verdict == Verdict::harness_error) continue;
+    ++total;
+    if (supported(c.verdict)) ++ok;
+  }
+  d.measured = total > 0;
+  d.score = total ? 100.0 * static_cast<double>(ok) / static_cast<double>(total) : 0.0;
+  d.detail = fmt::format("{}/{} cases supported", ok, total);
+  return d;
+}
+
+}  // namespace
+
+std::string grade_for(double overall) {
+  struct Step {
+    double min;
+    const char* grade;
+  };
+  static const Step steps[] = {{97, "A+"}, {93, "A"},  {90, "A-"}, {87, "B+"}, {83, "B"}, {80, "B-"},
+                               {77, "C+"}, {73, "C"},  {70, "C-"}, {60, "D"}};
+  for (const Step& s : steps) {
+    if (overall >= s.min) return s.grade;
+  }
+  return "F";
+}
+
+Scores score_entry(const EntryResult& entry, const EntryResult* baseline) {
+  const Challenge& challenge = find_challenge(entry.challenge);
+  const ChallengeConfig& config = challenge.config();
+  Scores s;
+  s.dimensions["correctness"] = pass_rate(entry, Suite::correctness);
+  s.dimensions["edge_cases"] = pass_rate(entry, Suite::edge);
+  s.dimensions["stability"] = pass_rate(entry, Suite::stability);
+  s.dimensions["performance"] = performance(entry, baseline, config.performance, s.notes);
+  s.dimensions["completeness"] = completeness(entry);
+  for (auto& [name, d] : challenge.extra_dimensions(entry)) s.dimensions[name] = d;
+
+  double weighted = 0, weights = 0;
+  for (auto& [name, d] : s.dimensions) {
+    const auto w = config.weights.find(name);
+    d.weight = w == config.weights.end() ? 0.0 : w->second;
+    if (!d.measured || d.weight <= 0) continue;
+    weighted += d.weight * d.score;
+    weights += d.weight;
+  }
+  for (const auto& [name, w] : config.weights) {
+    if (w > 0 && (!s.dimensions.count(name) || !s.dimensions[name].measured)) {
+      s.notes.push_back(fmt::format("{} not measured in this run; the overall uses the other dimensions", name));
+    }
+  }
+  s.overall = weights > 0 ? weighted / weights : 0.0;
+
+  size_t failed_core = 0, harness_errors = 0, impossible = 0;
+  for (const auto& c : entry.cases) {
+    if (c.suite == Suite::correctness && is_failure(c.verdict)) ++failed_core;
+    if (c.verdict == Verdict::harness_error) ++harness_errors;
+    if (c.verdict == Verdict::impossible_speed) ++impossible;
+  }
+  if (failed_core > 0) {
+    s.capped = true;
+    if (s.overall > kFailedCoreCap) s.overall = kFailedCoreCap;
+    s.notes.push_back(fmt::format("{} core correctness case(s) failed: overall held to C at most", failed_core));
+  }
+  if (harness_errors) s.notes.push_back(fmt::format("{} case(s) not judged: the harness failed on them", harness_errors));
+  s.grade = grade_for(s.overall);
+  s.ranked = entry.submission.role != "mutant" && entry.submission.role != "control" && impossible == 0;
+  if (impossible) s.notes.push_back(fmt::format("{} case(s) faster than physically possible: not ranked", impossible));
+  return s;
+}
+
+void score_results(RunResults& results) {
+  std::map<std::pair<std::string, std::string>, const EntryResult*> baselines;
+  for (const auto& e : results.entries) {
+    if (e.submission.role == "baseline") baselines.emplace(std::make_pair(e.challenge, e.device), &e);
+  }
+  for (auto& e : results.entries) {
+    const auto it = baselines.find({e.challenge, e.device});
+    e.scores = score_entry(e, it == baselines.end() ? nullptr : it->second);
+  }
+}
+
+}  // namespace harness

@@ -1,0 +1,144 @@
+#include "harness/submissions/catalog.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <sstream>
+
+#include "harness/core/error.h"
+#include "harness/core/files.h"
+
+#ifndef HARNESS_BUILD_DIR
+#error "HARNESS_BUILD_DIR must be defined by the build"
+#endif
+
+namespace harness {
+
+using nlohmann::json;
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+void read_build(SubmissionRecord& record, const std::string& build_dir) {
+  const std::string status_path = build_dir + "/build.json";
+  if (!file_exists(status_path)) {
+    record.build.status = "failed";
+    record.build.reason = "not built yet: build the project (cmake --build) after adding a submission";
+    return;
+  }
+  try {
+    const json status = json::parse(read_text_file(status_path));
+    record.build.status = status.value("status", "failed");
+    record.build.reason = status.value("reason", "");
+    record.library = status.value("library", "");
+    record.build_log_path = status.value("log", "");
+  } catch (const std::exception& e) {
+    record.build.status = "failed";
+    record.build.reason = fmt::format("unreadable {}: {}", status_path, e.what());
+    return;
+  }
+  if (record.build.status != "ok" && !record.build_log_path.empty() && file_exists(record.build_log_path)) {
+    record.build.log_excerpt = build_log_excerpt(read_text_file(record.build_log_path));
+  }
+}
+
+}  // namespace
+
+std::string build_log_excerpt(const std::string& log, size_t max_lines) {
+  std::vector<std::string> lines;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::vector<std::string> picked;
+  for (size_t i = 0; i < lines.size() && picked.size() < max_lines; ++i) {
+    if (lower(lines[i]).find("error") == std::string::npos) continue;
+    picked.push_back(lines[i]);
+    if (i + 1 < lines.size() && picked.size() < max_lines) picked.push_back(lines[++i]);
+  }
+  if (picked.empty()) {
+    const size_t from = lines.size() > max_lines ? lines.size() - max_lines : 0;
+    picked.assign(lines.begin() + static_cast<std::ptrdiff_t>(from), lines.end());
+  }
+  std::string text;
+  for (const auto& l : picked) text += l + "\n";
+  return text;
+}
+
+SubmissionInfo SubmissionRecord::info() const {
+  SubmissionInfo s;
+  s.name = name;
+  s.challenge = challenge;
+  s.manifest_path = manifest_path;
+  if (manifest) {
+    s.device = manifest->device;
+    s.role = manifest->role;
+    s.origin = manifest->origin;
+    s.description = manifest->description;
+    s.expect = manifest->expect;
+  } else {
+    s.device = "cpu";
+    s.role = "submission";
+    s.description = manifest_error;
+  }
+  return s;
+}
+
+std::string Catalog::default_index_path() {
+  const std::string beside = executable_dir() + "/submission_index.json";
+  if (file_exists(beside)) return beside;
+  return std::string(HARNESS_BUILD_DIR) + "/submission_index.json";
+}
+
+Catalog Catalog::load(const std::string& index_path) {
+  if (!file_exists(index_path)) {
+    throw UsageError(fmt::format("no submission index at '{}': configure and build the project first", index_path));
+  }
+  json index;
+  try {
+    index = json::parse(read_text_file(index_path));
+  } catch (const json::exception& e) {
+    throw UsageError(fmt::format("{}: not valid JSON: {}", index_path, e.what()));
+  }
+  Catalog catalog;
+  std::map<std::pair<std::string, std::string>, std::string> seen;
+  for (const auto& item : index) {
+    SubmissionRecord record;
+    record.manifest_path = item.at("manifest").get<std::string>();
+    try {
+      record.manifest = load_manifest(record.manifest_path);
+      record.name = record.manifest->name;
+      record.challenge = record.manifest->challenge;
+    } catch (const UsageError& e) {
+      record.manifest_error = e.what();
+      // Still name it as well as the raw file allows, so the report can.
+      try {
+        const json raw = json::parse(read_text_file(record.manifest_path));
+        record.name = raw.value("name", "");
+        record.challenge = raw.value("challenge", "");
+      } catch (...) {
+      }
+      if (record.name.empty()) record.name = record.manifest_path;
+    }
+    read_build(record, item.at("build_dir").get<std::string>());
+    if (!record.manifest_error.empty()) {
+      record.build.status = "failed";
+      record.build.reason = record.manifest_error;
+    }
+    const auto key = std::make_pair(record.challenge, record.name);
+    if (record.manifest && seen.count(key)) {
+      record.manifest_error = fmt::format("{}: the name '{}' is already used by {}", record.manifest_path,
+                                          record.name, seen[key]);
+      record.build.status = "failed";
+      record.build.reason = record.manifest_error;
+      record.manifest.reset();
+    }
+    seen.emplace(key, record.manifest_path);
+    catalog.records_.push_back(std::move(record));
+  }
+  return catalog;
+}
+
+}  // namespace harness

@@ -1,0 +1,46 @@
+// Every submission the build knows: submission_index.json (written at
+// configure time) lists each manifest and its build folder, where
+// build_submission.cmake left build.json and build.log.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/results/results.h"
+#include "harness/submissions/manifest.h"
+
+namespace harness {
+
+struct SubmissionRecord {
+  std::string manifest_path;
+  std::optional<Manifest> manifest;  // absent when the manifest is invalid
+  std::string manifest_error;
+  BuildInfo build;
+  std::string library;  // the shared library, when built
+  std::string build_log_path;
+
+  // Name and challenge as best known (from the raw file if the manifest is invalid).
+  std::string name;
+  std::string challenge;
+  SubmissionInfo info() const;
+};
+
+class Catalog {
+ public:
+  // Reads the index; a missing index is a UsageError that says how to build.
+  static Catalog load(const std::string& index_path);
+  // <folder of this executable>/submission_index.json, else the build tree's.
+  static std::string default_index_path();
+
+  const std::vector<SubmissionRecord>& records() const { return records_; }
+
+ private:
+  std::vector<SubmissionRecord> records_;
+};
+
+// The compiler's first errors from a build log: lines mentioning "error"
+// with the line after each, at most max_lines (the log's tail if none).
+std::string build_log_excerpt(const std::string& log, size_t max_lines = 20);
+
+}  // namespace harness

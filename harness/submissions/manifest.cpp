@@ -1,0 +1,123 @@
+#include "harness/submissions/manifest.h"
+
+#include <fmt/ranges.h>
+
+#include <cctype>
+#include <filesystem>
+#include <set>
+
+#include "harness/core/error.h"
+#include "harness/core/files.h"
+
+namespace harness {
+
+using nlohmann::json;
+
+namespace {
+
+const std::set<std::string> kKnownKeys{"name",         "challenge", "device",     "sources",    "origin",
+                                       "description",  "role",      "include_dirs", "defines",  "flags",
+                                       "cuda_flags",   "link_flags", "expect"};
+const std::set<std::string> kRoles{"submission", "reference", "baseline", "mutant"};
+
+[[noreturn]] void invalid(const std::string& path, const std::string& problem) {
+  throw UsageError(fmt::format("{}: {}", path, problem));
+}
+
+std::string required_string(const json& doc, const char* key, const std::string& path) {
+  if (!doc.contains(key)) invalid(path, fmt::format("missing \"{}\"", key));
+  if (!doc[key].is_string() || doc[key].get<std::string>().empty()) {
+    invalid(path, fmt::format("\"{}\" must be a non-empty string", key));
+  }
+  return doc[key].get<std::string>();
+}
+
+std::string optional_string(const json& doc, const char* key, const std::string& path) {
+  if (!doc.contains(key)) return "";
+  if (!doc[key].is_string()) invalid(path, fmt::format("\"{}\" must be a string", key));
+  return doc[key].get<std::string>();
+}
+
+std::vector<std::string> string_list(const json& doc, const char* key, const std::string& path) {
+  if (!doc.contains(key)) return {};
+  const json& value = doc[key];
+  if (!value.is_array()) invalid(path, fmt::format("\"{}\" must be an array of strings", key));
+  std::vector<std::string> list;
+  for (const auto& item : value) {
+    if (!item.is_string()) invalid(path, fmt::format("\"{}\" must be an array of strings", key));
+    list.push_back(item.get<std::string>());
+  }
+  return list;
+}
+
+}  // namespace
+
+bool is_valid_submission_name(const std::string& name) {
+  if (name.empty() || name.size() > 80) return false;
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) return false;
+  }
+  return true;
+}
+
+Manifest parse_manifest(const json& doc, const std::string& path) {
+  if (!doc.is_object()) invalid(path, "must hold a JSON object");
+  for (const auto& [key, value] : doc.items()) {
+    if (!kKnownKeys.count(key)) {
+      invalid(path, fmt::format("unknown field \"{}\" (known: {})", key, fmt::join(kKnownKeys, ", ")));
+    }
+  }
+  Manifest m;
+  m.path = path;
+  m.folder = std::filesystem::path(path).parent_path().string();
+  m.name = required_string(doc, "name", path);
+  if (!is_valid_submission_name(m.name)) {
+    invalid(path, fmt::format("name \"{}\": use letters, digits, '-', '_' and '.' only", m.name));
+  }
+  m.challenge = required_string(doc, "challenge", path);
+  m.device = required_string(doc, "device", path);
+  if (m.device != "cpu" && m.device != "cuda") {
+    invalid(path, fmt::format("device \"{}\" must be \"cpu\" or \"cuda\"", m.device));
+  }
+  m.sources = string_list(doc, "sources", path);
+  if (m.sources.empty()) invalid(path, "\"sources\" lists no files");
+  m.origin = optional_string(doc, "origin", path);
+  m.description = optional_string(doc, "description", path);
+  if (doc.contains("role")) m.role = required_string(doc, "role", path);
+  if (!kRoles.count(m.role)) invalid(path, fmt::format("role \"{}\" must be one of: {}", m.role, fmt::join(kRoles, ", ")));
+  m.include_dirs = string_list(doc, "include_dirs", path);
+  m.defines = string_list(doc, "defines", path);
+  m.flags = string_list(doc, "flags", path);
+  m.cuda_flags = string_list(doc, "cuda_flags", path);
+  m.link_flags = string_list(doc, "link_flags", path);
+  if (doc.contains("expect")) {
+    const json& e = doc["expect"];
+    if (!e.is_object() || !e.contains("suite") || !e.contains("verdict")) {
+      invalid(path, "\"expect\" must be {\"suite\": ..., \"verdict\": ...}");
+    }
+    try {
+      Expectation expect;
+      expect.suite = suite_from_name(e["suite"].get<std::string>());
+      expect.verdict = verdict_from_name(e["verdict"].get<std::string>());
+      expect.every_case = e.value("every_case", false);
+      m.expect = expect;
+    } catch (const std::exception& error) {
+      invalid(path, fmt::format("\"expect\": {}", error.what()));
+    }
+  }
+  if (m.role == "mutant" && !m.expect) invalid(path, "a mutant needs \"expect\": the verdict the harness must give");
+  if (m.role != "mutant" && m.expect) invalid(path, "\"expect\" is for mutants only (role \"mutant\")");
+  return m;
+}
+
+Manifest load_manifest(const std::string& path) {
+  json doc;
+  try {
+    doc = json::parse(read_text_file(path));
+  } catch (const json::exception& e) {
+    invalid(path, fmt::format("not valid JSON: {}", e.what()));
+  }
+  return parse_manifest(doc, path);
+}
+
+}  // namespace harness

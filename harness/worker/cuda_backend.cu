@@ -1,0 +1,147 @@
+// The worker's CUDA backend: a device mirror of every shared buffer (guard
+// bands included), uploads before and downloads after each request, CUDA
+// events on the legacy default stream for timing.
+//
+// The legacy default stream orders itself against every blocking stream, so
+// events recorded on it cover work a submission launches on its own
+// (blocking) streams. Work on non-blocking streams escapes them; the timing
+// loop's wall-clock cross-check (timing_loop.cpp) catches that case.
+#include <cuda_runtime.h>
+
+#include <cstring>
+
+#include "harness/core/dtype.h"
+#include "harness/worker/device_backend.h"
+
+namespace harness {
+
+namespace {
+
+bool is_sticky(cudaError_t error) {
+  switch (error) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void check_cuda(cudaError_t error, const char* call, const char* file, int line) {
+  if (error == cudaSuccess) return;
+  const bool sticky = is_sticky(error);
+  if (!sticky) (void)cudaGetLastError();  // clear it so the next request starts clean
+  throw DeviceFault(fmt::format("{} failed: {} ({}) at {}:{}", call, cudaGetErrorString(error),
+                                cudaGetErrorName(error), file, line),
+                    sticky);
+}
+
+#define WORKER_CUDA_CHECK(call) check_cuda((call), #call, __FILE__, __LINE__)
+
+template <typename Word>
+__global__ void fill_words(Word* data, size_t count, Word value) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    data[i] = value;
+  }
+}
+
+template <typename Word>
+void launch_fill(void* data, size_t count, uint64_t bits) {
+  if (count == 0) return;
+  const unsigned blocks = static_cast<unsigned>(std::min<size_t>((count + 255) / 256, 4096));
+  fill_words<Word><<<blocks, 256>>>(static_cast<Word*>(data), count, static_cast<Word>(bits));
+  WORKER_CUDA_CHECK(cudaGetLastError());
+}
+
+class CudaTimer : public CallTimer {
+ public:
+  CudaTimer() {
+    WORKER_CUDA_CHECK(cudaEventCreate(&start_));
+    WORKER_CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~CudaTimer() override {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  void start() override { WORKER_CUDA_CHECK(cudaEventRecord(start_, 0)); }
+  void stop() override { WORKER_CUDA_CHECK(cudaEventRecord(stop_, 0)); }
+  double elapsed_ns() override {
+    float ms = 0;
+    WORKER_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    return static_cast<double>(ms) * 1e6;
+  }
+
+ private:
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+};
+
+class CudaBackend : public DeviceBackend {
+ public:
+  explicit CudaBackend(int device_index) : device_index_(device_index) {
+    WORKER_CUDA_CHECK(cudaSetDevice(device_index));
+    WORKER_CUDA_CHECK(cudaFree(nullptr));  // create the context now, not inside a timed call
+    cudaDeviceProp prop{};
+    WORKER_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_index));
+    name_ = prop.name;
+  }
+
+  std::string describe() const override { return fmt::format("cuda:{} ({})", device_index_, name_); }
+  void* stream() override { return nullptr; }
+
+  void attach(MappedBuffer& buffer) override {
+    WORKER_CUDA_CHECK(cudaMalloc(&buffer.device, buffer.host->total_bytes()));
+  }
+  void detach(MappedBuffer& buffer) override {
+    if (buffer.device) cudaFree(buffer.device);
+    buffer.device = nullptr;
+  }
+  void* data_pointer(MappedBuffer& buffer) override {
+    return static_cast<unsigned char*>(buffer.device) + SharedBuffer::data_offset();
+  }
+  void upload(MappedBuffer& buffer) override {
+    WORKER_CUDA_CHECK(cudaMemcpy(buffer.device, buffer.host->base(), buffer.host->total_bytes(),
+                                 cudaMemcpyHostToDevice));
+  }
+  void download(MappedBuffer& buffer) override {
+    WORKER_CUDA_CHECK(cudaMemcpy(buffer.host->base(), buffer.device, buffer.host->total_bytes(),
+                                 cudaMemcpyDeviceToHost));
+  }
+  void poison(MappedBuffer& buffer, const protocol::TensorBinding& binding) override {
+    void* data = data_pointer(buffer);
+    const uint64_t bits = poison_bits(binding.dtype);
+    switch (dtype_size(binding.dtype)) {
+      case 1: launch_fill<uint8_t>(data, binding.elements, bits); break;
+      case 2: launch_fill<uint16_t>(data, binding.elements, bits); break;
+      case 4: launch_fill<uint32_t>(data, binding.elements, bits); break;
+      case 8: launch_fill<uint64_t>(data, binding.elements, bits); break;
+      default: throw HarnessError(fmt::format("cannot poison {} elements", dtype_name(binding.dtype)));
+    }
+  }
+  void synchronize() override {
+    WORKER_CUDA_CHECK(cudaDeviceSynchronize());
+    WORKER_CUDA_CHECK(cudaGetLastError());
+  }
+  std::unique_ptr<CallTimer> make_timer() override { return std::make_unique<CudaTimer>(); }
+
+ private:
+  int device_index_;
+  std::string name_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceBackend> make_cuda_backend(int device_index) {
+  return std::make_unique<CudaBackend>(device_index);
+}
+
+}  // namespace harness

@@ -1,0 +1,168 @@
+#include "harness/worker/worker_session.h"
+
+#include <unistd.h>
+
+#include <exception>
+
+#include "harness/core/clock.h"
+#include "harness/worker/timing_loop.h"
+
+namespace harness {
+
+using nlohmann::json;
+
+namespace {
+
+json fault_reply(const std::string& kind, bool sticky, const std::string& message) {
+  protocol::CallReply reply;
+  reply.status = -1;
+  reply.fault = protocol::Fault{kind, sticky, message};
+  return reply;
+}
+
+std::vector<protocol::TensorBinding> bindings_of(const json& list) {
+  return list.get<std::vector<protocol::TensorBinding>>();
+}
+
+}  // namespace
+
+WorkerSession::WorkerSession(Channel& channel, DeviceBackend& backend, AbiAdapter& adapter)
+    : channel_(channel), backend_(backend), adapter_(adapter) {}
+
+int WorkerSession::serve() {
+  while (true) {
+    std::optional<Channel::Message> message;
+    try {
+      message = channel_.receive(-1);
+    } catch (const ChannelClosed&) {
+      return 0;  // the harness is gone; nothing left to do
+    }
+    bool stop = false;
+    bool sticky = false;
+    const json reply = handle(*message, &stop, &sticky);
+    if (stop) return 0;
+    try {
+      channel_.send(reply);
+    } catch (const ChannelClosed&) {
+      return 0;
+    }
+    if (sticky) return 3;  // the device context is poisoned: the harness starts a new worker
+  }
+}
+
+json WorkerSession::handle(const Channel::Message& message, bool* stop, bool* sticky) {
+  const std::string type = message.body.value("type", "");
+  try {
+    if (type == "exit") {
+      *stop = true;
+      return json();
+    }
+    if (type == "map") return map_buffer(message.body, message.fd);
+    if (type == "unmap") {
+      const uint64_t id = message.body.at("buffer").get<uint64_t>();
+      auto it = buffers_.find(id);
+      if (it != buffers_.end()) {
+        backend_.detach(it->second);
+        buffers_.erase(it);
+      }
+      return json{{"type", "reply"}, {"ok", true}};
+    }
+    if (type == "call") return call(message.body);
+    if (type == "time") return time(message.body);
+    return fault_reply("worker_error", false, fmt::format("unknown request type '{}'", type));
+  } catch (const DeviceFault& fault) {
+    *sticky = fault.sticky();
+    return fault_reply("cuda_error", fault.sticky(), fault.what());
+  } catch (const std::exception& error) {
+    return fault_reply("worker_error", false, error.what());
+  }
+}
+
+json WorkerSession::map_buffer(const json& request, int fd) {
+  const uint64_t id = request.at("buffer").get<uint64_t>();
+  const size_t bytes = request.at("bytes").get<size_t>();
+  HARNESS_CHECK(fd >= 0, "map request for buffer {} arrived without a descriptor", id);
+  MappedBuffer mapped;
+  mapped.host = std::make_unique<SharedBuffer>(id, fd, bytes);
+  backend_.attach(mapped);
+  buffers_[id] = std::move(mapped);
+  return json{{"type", "reply"}, {"ok", true}};
+}
+
+MappedBuffer& WorkerSession::buffer(uint64_t id) {
+  auto it = buffers_.find(id);
+  HARNESS_CHECK(it != buffers_.end(), "buffer {} was never mapped", id);
+  return it->second;
+}
+
+OpArguments WorkerSession::bind(const json& scalars, const std::vector<protocol::TensorBinding>& tensors) {
+  OpArguments arguments;
+  arguments.scalars = &scalars;
+  arguments.stream = backend_.stream();
+  for (const auto& t : tensors) {
+    MappedBuffer& mapped = buffer(t.buffer);
+    backend_.upload(mapped);
+    arguments.tensors[t.name] = backend_.data_pointer(mapped);
+  }
+  return arguments;
+}
+
+json WorkerSession::call(const json& request) {
+  const std::string op = request.at("op").get<std::string>();
+  const json& scalars = request.at("scalars");
+  const auto tensors = bindings_of(request.at("tensors"));
+  OpArguments arguments = bind(scalars, tensors);
+  BoundCall bound = adapter_.prepare(op, arguments);
+  backend_.synchronize();
+
+  protocol::CallReply reply;
+  const int64_t start = monotonic_ns();
+  try {
+    reply.status = bound.invoke();
+  } catch (const std::exception& e) {
+    return fault_reply("abi_violation", false, fmt::format("a C++ exception escaped the C ABI: {}", e.what()));
+  } catch (...) {
+    return fault_reply("abi_violation", false, "an exception escaped the C ABI");
+  }
+  backend_.synchronize();
+  reply.wall_ns = static_cast<double>(monotonic_ns() - start);
+  if (reply.status != 0) reply.message = adapter_.last_error();
+  if (reply.status == 0 && bound.results) reply.scalars = bound.results();
+  for (const auto& t : tensors) backend_.download(buffer(t.buffer));
+  return reply;
+}
+
+json WorkerSession::time(const json& request) {
+  const std::string op = request.at("op").get<std::string>();
+  const json& scalars = request.at("scalars");
+  const auto policy = request.at("policy").get<protocol::TimingPolicy>();
+  std::vector<std::vector<protocol::TensorBinding>> set_bindings;
+  for (const auto& set : request.at("sets")) set_bindings.push_back(bindings_of(set));
+
+  std::vector<TimedSet> sets;
+  for (const auto& tensors : set_bindings) {
+    TimedSet timed;
+    timed.call = adapter_.prepare(op, bind(scalars, tensors));
+    for (const auto& t : tensors) {
+      if (t.access == protocol::Access::out) timed.outputs.emplace_back(&buffer(t.buffer), t);
+    }
+    sets.push_back(std::move(timed));
+  }
+  backend_.synchronize();
+
+  protocol::TimeReply reply;
+  try {
+    reply = run_timing_loop(backend_, sets, policy);
+  } catch (const DeviceFault&) {
+    throw;
+  } catch (const std::exception& e) {
+    return fault_reply("abi_violation", false, fmt::format("a C++ exception escaped the C ABI: {}", e.what()));
+  }
+  if (reply.status != 0) reply.message = adapter_.last_error();
+  for (const auto& tensors : set_bindings) {
+    for (const auto& t : tensors) backend_.download(buffer(t.buffer));
+  }
+  return reply;
+}
+
+}  // namespace harness
