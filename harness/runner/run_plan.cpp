@@ -96,7 +96,7 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
       e.library = record.library;
       candidates.push_back(std::move(e));
     }
-    if (s.with_mutants || s.only_mutants) {
+    {  // The built-in controls are candidates like mutants: they run when asked for.
       for (ControlKind kind : all_controls()) {
         PlannedEntry e;
         e.challenge = challenge;

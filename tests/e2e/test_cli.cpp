@@ -1,0 +1,175 @@
+// The command line end to end: what a user types, what files they get back.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "harness/core/files.h"
+#include "harness/device/device_info.h"
+#include "harness/results/results_json.h"
+#include "harness/scoring/scoring.h"
+#include "support/test_support.h"
+
+namespace harness {
+namespace {
+
+using testing::run_cli;
+using testing::TempFolder;
+
+TEST(Cli, ListShowsChallengesSubmissionsBuildStatusAndDevices) {
+  const auto r = run_cli("list");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* expected : {"softmax_topk", "cpu-fast", "cpu-naive", "reference", "baseline", "control-zeros", "Devices:", "cpu "}) {
+    EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
+  }
+  const auto with_cases = run_cli("list softmax_topk --cases");
+  EXPECT_NE(with_cases.output.find("correctness.normal.r64.v1024.k10"), std::string::npos);
+}
+
+TEST(Cli, RunWritesResultsMarkdownAndJunitThatParseBack) {
+  TempFolder tmp;
+  const auto r = run_cli(fmt::format("run softmax_topk -s cpu-fast --device cpu --quick --suite correctness,perf --seed 7 "
+                                     "-o {} --md {} --junit {}",
+                                     tmp.path("r.json"), tmp.path("r.md"), tmp.path("r.xml")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const RunResults results = load_results(tmp.path("r.json"));
+  EXPECT_TRUE(results.run.complete);
+  EXPECT_EQ(results.run.seed, 7u);
+  ASSERT_EQ(results.entries.size(), 1u);
+  const auto& e = results.entries[0];
+  EXPECT_EQ(e.submission.name, "cpu-fast");
+  bool timed = false;
+  for (const auto& c : e.cases) {
+    EXPECT_EQ(c.verdict, Verdict::pass) << c.id << ": " << c.message;
+    EXPECT_NE(c.reproduce.find("--case " + c.id + " --seed 7"), std::string::npos) << c.reproduce;
+    if (c.suite == Suite::perf) {
+      timed = true;
+      ASSERT_TRUE(c.timing && c.bandwidth && c.peak_fraction);
+      EXPECT_GE(c.timing->summary.count, 3u);
+      EXPECT_TRUE(c.timing->cache_cold);
+      EXPECT_GT(*c.bandwidth, 0);
+    }
+  }
+  EXPECT_TRUE(timed);
+  ASSERT_TRUE(results.devices[0].peak.has_value());
+  EXPECT_GT(results.devices[0].peak->copy_bytes_per_second, 1e8);
+  ASSERT_TRUE(e.scores.has_value());
+  EXPECT_EQ(e.scores->grade, grade_for(e.scores->overall));
+
+  const std::string md = read_text_file(tmp.path("r.md"));
+  for (const char* expected : {"| Dimension (weight) | cpu-fast |", "**Overall**", "#### Performance", "## Environment", "```mermaid"}) {
+    EXPECT_NE(md.find(expected), std::string::npos) << expected;
+  }
+  const std::string xml = read_text_file(tmp.path("r.xml"));
+  EXPECT_NE(xml.find(fmt::format("<testsuites name=\"harness\" tests=\"{}\" failures=\"0\"", e.cases.size())), std::string::npos) << xml.substr(0, 300);
+}
+
+TEST(Cli, OneCaseReRunsAloneWithTheSameInputs) {
+  TempFolder tmp;
+  const std::string id = "edge.normal.r17.v1001.k10";
+  ASSERT_EQ(run_cli(fmt::format("run softmax_topk -s cpu-naive --device cpu --suite edge --seed 99 -o {}", tmp.path("all.json"))).exit_code, 0);
+  const auto all = load_results(tmp.path("all.json"));
+  const CaseResult& in_full_run = testing::case_of(all.entries.at(0), id);
+  // The printed reproduce command, as a user would paste it.
+  std::string command = in_full_run.reproduce.substr(in_full_run.reproduce.find(" run ") + 1);
+  ASSERT_EQ(run_cli(command + " -o " + tmp.path("one.json")).exit_code, 0);
+  const auto one = load_results(tmp.path("one.json"));
+  ASSERT_EQ(one.entries.at(0).cases.size(), 1u);
+  const CaseResult& alone = one.entries[0].cases[0];
+  EXPECT_EQ(alone.id, id);
+  EXPECT_EQ(alone.seed, in_full_run.seed);
+  // Same inputs, deterministic submission: identical error metrics.
+  EXPECT_EQ(alone.metrics["probs_max_abs_error"], in_full_run.metrics["probs_max_abs_error"]);
+}
+
+TEST(Cli, PeakPrintsCopyReadAndCeiling) {
+  const auto r = run_cli("peak --device cpu --quick");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* expected : {"copy", "read", "ceiling", "GB/s"}) EXPECT_NE(r.output.find(expected), std::string::npos);
+}
+
+TEST(Cli, UnusableInputExitsWithTwoAndSaysWhy) {
+  TempFolder tmp;
+  struct Case {
+    std::string arguments;
+    std::string expected;
+  };
+  std::ofstream(tmp.path("not_results.json")) << "{\"hello\": 1}";
+  std::vector<Case> cases = {
+      {"run no_such_challenge", "unknown challenge 'no_such_challenge'"},
+      {"run softmax_topk -s no-such-submission", "no submission named 'no-such-submission'"},
+      {"run softmax_topk --case no.such.case", "no case 'no.such.case'"},
+      {"run softmax_topk --shard 3/2", "--shard '3/2'"},
+      {"run softmax_topk --suite speed", "unknown suite 'speed'"},
+      {"report " + tmp.path("not_results.json"), "not a results file"},
+      {"report " + tmp.path("missing.json"), "cannot open"},
+  };
+  bool have_cuda = false;
+  for (const auto& d : discover_devices()) have_cuda = have_cuda || (d.kind == "cuda" && d.available);
+  if (!have_cuda) cases.push_back({"run softmax_topk --device cuda", "--device cuda:"});
+  for (const auto& c : cases) {
+    const auto r = run_cli(c.arguments + " -o " + tmp.path("x.json"));
+    EXPECT_EQ(r.exit_code, 2) << c.arguments << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.expected), std::string::npos) << c.arguments << "\n" << r.output;
+  }
+}
+
+TEST(Cli, ReportRendersStoredResultsAndMutantsStayOutUnlessAskedFor) {
+  TempFolder tmp;
+  ASSERT_EQ(run_cli("run softmax_topk --device cpu --suite stability --quick --seed 5 -o " + tmp.path("plain.json")).exit_code, 0);
+  for (const auto& e : load_results(tmp.path("plain.json")).entries) {
+    EXPECT_NE(e.submission.role, "mutant") << e.submission.name;
+    EXPECT_NE(e.submission.role, "control") << e.submission.name;
+  }
+  const auto with = run_cli("run softmax_topk --device cpu --suite stability --quick --seed 5 --with-mutants -o " + tmp.path("with.json"));
+  EXPECT_EQ(with.exit_code, 0) << "mutant failures must not fail the run\n" << with.output;
+  bool saw_mutant = false;
+  for (const auto& e : load_results(tmp.path("with.json")).entries) saw_mutant = saw_mutant || e.submission.role == "mutant";
+  EXPECT_TRUE(saw_mutant);
+
+  const auto report = run_cli(fmt::format("report {} -o {}", tmp.path("with.json"), tmp.path("report.md")));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const std::string md = read_text_file(tmp.path("report.md"));
+  EXPECT_NE(md.find("Mutants and negative controls (never ranked)"), std::string::npos);
+  EXPECT_NE(md.find("cpu-mutant-no-max-subtraction"), std::string::npos);
+}
+
+TEST(Cli, AKilledRunKeepsWhatItMeasured) {
+  TempFolder tmp;
+  const std::string out = tmp.path("partial.json");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string cli = HARNESS_CLI;
+    ::execl(cli.c_str(), cli.c_str(), "run", "softmax_topk", "-s", "cpu-naive", "--device", "cpu", "--suite",
+            "correctness", "-q", "-o", out.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Wait until a few cases are on disk, then kill it without warning.
+  size_t cases = 0;
+  for (int i = 0; i < 600 && cases < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!file_exists(out)) continue;
+    try {
+      const auto partial = load_results(out);
+      cases = partial.entries.empty() ? 0 : partial.entries[0].cases.size();
+    } catch (const std::exception&) {
+    }
+  }
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const auto partial = load_results(out);
+  EXPECT_FALSE(partial.run.complete);
+  ASSERT_EQ(partial.entries.size(), 1u);
+  EXPECT_GE(partial.entries[0].cases.size(), 3u);
+  for (const auto& c : partial.entries[0].cases) EXPECT_EQ(c.verdict, Verdict::pass) << c.id;
+}
+
+}  // namespace
+}  // namespace harness

@@ -1,0 +1,135 @@
+// The checker accepts every valid answer (ties either way, masked entries)
+// and rejects each kind of wrong answer; its probability tolerance sits
+// between float32 rounding and bf16 rounding.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include "softmax_topk/host/check.h"
+#include "softmax_topk/host/data.h"
+#include "harness/runner/challenge.h"
+
+namespace softmax_topk {
+namespace {
+
+struct Answer {
+  TopkCase c;
+  std::vector<float> logits;
+  std::vector<float> probs;
+  std::vector<int32_t> indices;
+
+  harness::CheckReport check(Tolerance tol = {}) const {
+    return check_answer(c, logits.data(), probs.data(), indices.data(), tol);
+  }
+};
+
+// The challenge's trusted answer (float64 rounded to float32) for a case.
+Answer solved(TopkCase c, uint64_t seed = 3) {
+  Answer a{c, std::vector<float>(static_cast<size_t>(c.rows * c.vocab)), std::vector<float>(static_cast<size_t>(c.rows * c.k)),
+           std::vector<int32_t>(static_cast<size_t>(c.rows * c.k))};
+  generate_logits(c, seed, a.logits.data());
+  harness::TensorSpec spec{"logits", harness::DType::f32, {c.rows, c.vocab}};
+  harness::find_challenge("softmax_topk")
+      .solve("softmax_topk", {{"rows", c.rows}, {"vocab", c.vocab}, {"k", c.k}}, {{"logits", {&spec, a.logits.data()}}},
+             {{"probs", a.probs.data()}, {"indices", a.indices.data()}});
+  return a;
+}
+
+TEST(SoftmaxTopkChecker, TheTrustedAnswerPassesOnEveryKindOfData) {
+  for (Data data : {Data::normal, Data::ties, Data::equal, Data::masked, Data::offset, Data::uniform, Data::dominant,
+                    Data::one_finite}) {
+    const double amount = data == Data::masked ? 0.99 : data == Data::offset ? -100 : data == Data::uniform ? 1e4 : 60;
+    const Answer a = solved({8, 1000, 32, data, amount});
+    const auto report = a.check();
+    EXPECT_TRUE(report.ok) << data_name(data) << ": " << report.message;
+    EXPECT_EQ(report.metrics["violations"], 0);
+  }
+}
+
+TEST(SoftmaxTopkChecker, TiesAtTheBoundaryMayBeBrokenEitherWay) {
+  TopkCase c{1, 6, 2, Data::normal, 0};
+  Answer a{c, {1, 5, 3, 3, 3, 0}, {}, {1, 4}};  // column 4 instead of 2 or 3: all tie at 3
+  double sum = 0;
+  for (float x : a.logits) sum += std::exp(x);
+  a.probs = {static_cast<float>(std::exp(5.0) / sum), static_cast<float>(std::exp(3.0) / sum)};
+  EXPECT_TRUE(a.check().ok) << a.check().message;
+  a.indices = {1, 0};  // logit 1 chosen while three 3s are left out
+  const auto report = a.check();
+  EXPECT_FALSE(report.ok);
+  EXPECT_NE(report.message.find("not a top-k"), std::string::npos) << report.message;
+}
+
+TEST(SoftmaxTopkChecker, EachKindOfWrongAnswerIsRejectedAndNamed) {
+  const Answer good = solved({4, 500, 8, Data::normal, 0});
+  struct Mutation {
+    const char* expected;
+    std::function<void(Answer&)> apply;
+  };
+  const std::vector<Mutation> mutations = {
+      {"outside [0, vocab)", [](Answer& a) { a.indices[3] = 500; }},
+      {"outside [0, vocab)", [](Answer& a) { a.indices[0] = -1; }},
+      {"repeated indices", [](Answer& a) { a.indices[9] = a.indices[8]; }},
+      {"not a top-k", [](Answer& a) {
+         // Replace the 8th winner of row 0 by a column that is not a winner.
+         for (int32_t col = 0; col < 500; ++col) {
+           bool chosen = false;
+           for (int j = 0; j < 8; ++j) chosen = chosen || a.indices[static_cast<size_t>(j)] == col;
+           if (!chosen && a.logits[static_cast<size_t>(col)] < a.logits[static_cast<size_t>(a.indices[7])]) {
+             a.indices[7] = col;
+             break;
+           }
+         }
+       }},
+      {"non-increasing order", [](Answer& a) {
+         std::swap(a.indices[0], a.indices[1]);
+         std::swap(a.probs[0], a.probs[1]);
+       }},
+      {"beyond atol", [](Answer& a) { a.probs[5] *= 1.0f + 3e-4f; }},
+      {"beyond atol", [](Answer& a) { a.probs[2] = std::nanf(""); }},
+      {"beyond atol", [](Answer& a) { a.probs[2] = 0; }},
+  };
+  for (const auto& m : mutations) {
+    Answer bad = good;
+    m.apply(bad);
+    const auto report = bad.check();
+    EXPECT_FALSE(report.ok) << m.expected;
+    EXPECT_NE(report.message.find(m.expected), std::string::npos) << report.message;
+  }
+}
+
+TEST(SoftmaxTopkChecker, ProbabilityToleranceSitsBetweenFloatAndBf16Rounding) {
+  const Answer good = solved({16, 32000, 64, Data::normal, 0});
+  // float32 rounding of the float64 answer is far inside the tolerance.
+  EXPECT_LT(good.check().metrics["probs_max_rel_error"].get<double>(), 1e-6);
+  // Errors of a few float32 accumulations (3e-5) still pass...
+  Answer near = good;
+  for (size_t i = 0; i < near.probs.size(); ++i) near.probs[i] *= 1.0f + (i % 2 ? 3e-5f : -3e-5f);
+  EXPECT_TRUE(near.check().ok) << near.check().message;
+  // ...bf16 rounding of the probabilities (8 significant bits) does not.
+  Answer bf16 = good;
+  for (float& p : bf16.probs) {
+    uint32_t bits;
+    std::memcpy(&bits, &p, 4);
+    bits = (bits + 0x8000u) & 0xFFFF0000u;
+    std::memcpy(&p, &bits, 4);
+  }
+  const auto report = bf16.check();
+  EXPECT_FALSE(report.ok);
+  EXPECT_GT(report.metrics["probs_max_rel_error"].get<double>(), 1e-3);
+}
+
+TEST(SoftmaxTopkChecker, MaskedWinnersMustHaveProbabilityZero) {
+  const float inf = std::numeric_limits<float>::infinity();
+  TopkCase c{1, 4, 3, Data::masked, 0.5};
+  Answer a{c, {-inf, 0.0f, -inf, 0.0f}, {0.5f, 0.5f, 0.0f}, {1, 3, 2}};
+  EXPECT_TRUE(a.check().ok) << a.check().message;
+  a.probs[2] = 1e-6f;
+  EXPECT_FALSE(a.check().ok);
+}
+
+}  // namespace
+}  // namespace softmax_topk

@@ -1,0 +1,101 @@
+#include "support/test_support.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdlib>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "harness/runner/runner.h"
+#include "harness/scoring/scoring.h"
+#include "harness/submissions/catalog.h"
+
+namespace harness::testing {
+
+CommandResult run_cli(const std::string& arguments) {
+  const std::string command = std::string(HARNESS_CLI) + " " + arguments + " 2>&1";
+  CommandResult result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return result;
+  std::array<char, 4096> chunk{};
+  while (size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe)) result.output.append(chunk.data(), n);
+  const int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+TempFolder::TempFolder() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "harness-test-XXXXXX").string();
+  root_ = ::mkdtemp(pattern.data());
+}
+
+TempFolder::~TempFolder() {
+  std::error_code ignored;
+  std::filesystem::remove_all(root_, ignored);
+}
+
+std::string TempFolder::path(const std::string& name) const { return root_ + "/" + name; }
+
+const Catalog& fixture_catalog() {
+  static const Catalog catalog = Catalog::load(HARNESS_FIXTURE_INDEX);
+  return catalog;
+}
+
+const Catalog& project_catalog() {
+  static const Catalog catalog = Catalog::load(std::string(HARNESS_BUILD_DIR) + "/submission_index.json");
+  return catalog;
+}
+
+const std::vector<DeviceInfo>& cpu_devices() {
+  static const std::vector<DeviceInfo> devices = [] {
+    std::vector<DeviceInfo> all = discover_devices();
+    std::vector<DeviceInfo> cpu;
+    for (auto& d : all) {
+      if (d.kind == "cpu") {
+        d.peak = measure_peak(d, true);
+        cpu.push_back(d);
+      }
+    }
+    return cpu;
+  }();
+  return devices;
+}
+
+RunResults run_selection(const RunSelection& selection, const Catalog& catalog, RunSettings settings) {
+  RunSelection s = selection;
+  s.device = "cpu";
+  if (settings.seed == 0) settings.seed = 20261121;
+  const RunPlan plan = make_plan(s, catalog, cpu_devices());
+  RunResults results;
+  results.devices = cpu_devices();
+  results.run.seed = settings.seed;
+  RunObserver quiet;
+  execute_plan(plan, settings, results, quiet, [](const RunResults&) {});
+  results.run.complete = true;
+  score_results(results);
+  return results;
+}
+
+const EntryResult& entry_of(const RunResults& results, const std::string& submission) {
+  for (const auto& e : results.entries) {
+    if (e.submission.name == submission) return e;
+  }
+  ADD_FAILURE() << "no results for submission " << submission;
+  static const EntryResult none;
+  return none;
+}
+
+const CaseResult& case_of(const EntryResult& entry, const std::string& case_id) {
+  for (const auto& c : entry.cases) {
+    if (c.id == case_id) return c;
+  }
+  ADD_FAILURE() << "no case " << case_id << " for " << entry.submission.name;
+  static const CaseResult none;
+  return none;
+}
+
+}  // namespace harness::testing

@@ -1,0 +1,49 @@
+// Helpers shared by the tests: running the CLI, running plans through the
+// library, temporary folders.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/results/results.h"
+#include "harness/runner/run_plan.h"
+#include "harness/runner/run_settings.h"
+#include "harness/submissions/catalog.h"
+
+namespace harness::testing {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs the built `harness` binary with `arguments` (shell words).
+CommandResult run_cli(const std::string& arguments);
+
+// A fresh folder under the system temp folder, removed by the destructor.
+class TempFolder {
+ public:
+  TempFolder();
+  ~TempFolder();
+  std::string path(const std::string& name) const;
+
+ private:
+  std::string root_;
+};
+
+// The catalogue of the test fixtures (tests/fixtures).
+const Catalog& fixture_catalog();
+// The project's own catalogue (submissions/).
+const Catalog& project_catalog();
+
+// The cpu device, measured once per test process with a quick peak.
+const std::vector<DeviceInfo>& cpu_devices();
+
+// Plans `selection` against `catalog` on the cpu and runs it; scores too.
+RunResults run_selection(const RunSelection& selection, const Catalog& catalog, RunSettings settings = {});
+
+// Every entry of `results` for `submission`; fails the test if none.
+const EntryResult& entry_of(const RunResults& results, const std::string& submission);
+const CaseResult& case_of(const EntryResult& entry, const std::string& case_id);
+
+}  // namespace harness::testing

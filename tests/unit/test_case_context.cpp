@@ -1,0 +1,258 @@
+// The anti-cheating checks of CaseContext and the shared single-op driver,
+// driven by a fake executor that misbehaves on purpose.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+
+#include "harness/core/rng.h"
+#include "harness/runner/case_context.h"
+#include "harness/runner/single_op_driver.h"
+#include "harness_abi.h"
+
+namespace harness {
+namespace {
+
+using protocol::Access;
+
+// Runs `behaviour` on the bindings of every call; time() runs it once per set.
+class FakeExecutor : public Executor {
+ public:
+  std::function<int32_t(const std::vector<Binding>&, int call_index)> behaviour;
+  int calls = 0;
+
+  protocol::CallReply call(const std::string&, const nlohmann::json&, const std::vector<Binding>& tensors, double) override {
+    protocol::CallReply reply;
+    reply.status = behaviour(tensors, calls++);
+    reply.message = "fake message";
+    return reply;
+  }
+  protocol::TimeReply time(const std::string&, const nlohmann::json&, const std::vector<std::vector<Binding>>& sets,
+                           const protocol::TimingPolicy&, double) override {
+    protocol::TimeReply reply;
+    for (const auto& set : sets) {
+      reply.status = behaviour(set, calls++);
+      reply.device_ns.push_back(1000);
+      reply.wall_ns.push_back(1500);
+    }
+    return reply;
+  }
+  void release(const SharedTensor&) override {}
+  std::string drain_output(size_t) override { return ""; }
+  std::string device_clock() const override { return "cpu-monotonic"; }
+};
+
+// The op under test doubles its input: y = 2x.
+void write_double(const std::vector<Binding>& t) {
+  const float* x = t[0].tensor->as<float>();
+  float* y = t[1].tensor->as<float>();
+  for (size_t i = 0; i < t[1].tensor->elements(); ++i) y[i] = 2 * x[i];
+}
+
+struct Fixture {
+  CaseSpec spec;
+  RunSettings settings;
+  DeviceInfo device;
+  CaseResult result;
+  FakeExecutor executor;
+
+  explicit Fixture(Suite suite = Suite::correctness) {
+    spec.id = "test.case";
+    spec.suite = suite;
+    spec.bytes_moved = 64;
+    device.id = "cpu";
+    device.kind = "cpu";
+    device.cache_bytes = 1 << 20;
+    result.seed = 77;
+  }
+
+  // One call of the doubling op through CaseContext::call.
+  void call_once() {
+    CaseContext ctx(spec, settings, executor, device, result);
+    SharedTensor& x = ctx.tensor(TensorSpec{"x", DType::f32, {2, 4}});
+    SharedTensor& y = ctx.tensor(TensorSpec{"y", DType::f32, {2, 4}});
+    for (int i = 0; i < 8; ++i) x.as<float>()[i] = static_cast<float>(i);
+    ctx.call("double", {}, {{&x, Access::in}, {&y, Access::out}});
+  }
+
+  SingleOpCase doubling_op() {
+    SingleOpCase op;
+    op.op = "double";
+    op.tensors = {{TensorSpec{"x", DType::f32, {16}}, Access::in}, {TensorSpec{"y", DType::f32, {16}}, Access::out}};
+    op.generate = [](uint64_t seed, HostTensors& in) {
+      Rng rng(seed);
+      for (size_t i = 0; i < 16; ++i) in.at("x").as<float>()[i] = static_cast<float>(rng.normal());
+    };
+    op.check = [](const HostTensors& in, const OutputViews& out) {
+      CheckReport r;
+      for (size_t i = 0; i < 16; ++i) {
+        if (out.at("y").as<float>()[i] != 2 * in.at("x").as<float>()[i]) {
+          r.ok = false;
+          r.message = "element " + std::to_string(i) + " wrong";
+        }
+      }
+      r.metrics = {{"errors", r.ok ? 0 : 1}};
+      return r;
+    };
+    return op;
+  }
+
+  void run_driver() {
+    CaseContext ctx(spec, settings, executor, device, result);
+    run_single_op_case(ctx, doubling_op());
+  }
+};
+
+VerdictException verdict_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const VerdictException& v) {
+    return v;
+  }
+  return VerdictException(Verdict::pass, "");
+}
+
+TEST(CaseContext, ACorrectCallPasses) {
+  Fixture f;
+  f.executor.behaviour = [](const std::vector<Binding>& t, int) {
+    write_double(t);
+    return HARNESS_STATUS_OK;
+  };
+  EXPECT_NO_THROW(f.call_once());
+}
+
+TEST(CaseContext, AnElementLeftUnwrittenIsFoundWithItsIndex) {
+  Fixture f;
+  f.executor.behaviour = [](const std::vector<Binding>& t, int) {
+    const float keep = t[1].tensor->as<float>()[6];  // the poison
+    write_double(t);
+    t[1].tensor->as<float>()[6] = keep;
+    return HARNESS_STATUS_OK;
+  };
+  const auto v = verdict_of([&] { f.call_once(); });
+  EXPECT_EQ(v.verdict(), Verdict::unwritten_output);
+  EXPECT_NE(v.message().find("1 of 8 elements"), std::string::npos) << v.message();
+  EXPECT_NE(v.message().find("[1, 2]"), std::string::npos) << v.message();
+}
+
+TEST(CaseContext, WritesPastEitherEndAreOutOfBounds) {
+  for (int offset : {8, -1}) {
+    Fixture f;
+    f.executor.behaviour = [offset](const std::vector<Binding>& t, int) {
+      write_double(t);
+      t[1].tensor->as<float>()[offset] = 1.0f;
+      return HARNESS_STATUS_OK;
+    };
+    const auto v = verdict_of([&] { f.call_once(); });
+    EXPECT_EQ(v.verdict(), Verdict::out_of_bounds_write) << offset;
+    EXPECT_NE(v.message().find(offset > 0 ? "after its end" : "before its start"), std::string::npos) << v.message();
+  }
+}
+
+TEST(CaseContext, AModifiedInputIsReportedWithOldAndNewValue) {
+  Fixture f;
+  f.executor.behaviour = [](const std::vector<Binding>& t, int) {
+    write_double(t);
+    t[0].tensor->as<float>()[3] = -5.0f;
+    return HARNESS_STATUS_OK;
+  };
+  const auto v = verdict_of([&] { f.call_once(); });
+  EXPECT_EQ(v.verdict(), Verdict::input_modified);
+  EXPECT_NE(v.message().find("3 became -5"), std::string::npos) << v.message();
+}
+
+TEST(CaseContext, StatusesBecomeUnsupportedAndError) {
+  Fixture f;
+  f.executor.behaviour = [](const std::vector<Binding>&, int) { return HARNESS_STATUS_UNSUPPORTED; };
+  EXPECT_EQ(verdict_of([&] { f.call_once(); }).verdict(), Verdict::unsupported);
+  f.executor.behaviour = [](const std::vector<Binding>&, int) { return HARNESS_STATUS_ERROR; };
+  const auto v = verdict_of([&] { f.call_once(); });
+  EXPECT_EQ(v.verdict(), Verdict::error);
+  EXPECT_NE(v.message().find("fake message"), std::string::npos);
+}
+
+TEST(CaseContext, OutOfBoundsIsReportedBeforeUnwrittenOutput) {
+  Fixture f;
+  f.executor.behaviour = [](const std::vector<Binding>& t, int) {
+    t[1].tensor->as<float>()[8] = 0.0f;  // writes past the end, and nothing inside
+    return HARNESS_STATUS_OK;
+  };
+  EXPECT_EQ(verdict_of([&] { f.call_once(); }).verdict(), Verdict::out_of_bounds_write);
+}
+
+TEST(SingleOpDriver, TwoCorrectCallsPassAndRecordMetrics) {
+  Fixture f;
+  f.executor.behaviour = [](const std::vector<Binding>& t, int) {
+    write_double(t);
+    return HARNESS_STATUS_OK;
+  };
+  EXPECT_NO_THROW(f.run_driver());
+  EXPECT_EQ(f.executor.calls, 2);
+  EXPECT_EQ(f.result.metrics["errors"], 0);
+}
+
+TEST(SingleOpDriver, ReturningTheFirstAnswerAgainIsStale) {
+  Fixture f;
+  std::vector<float> first(16);
+  f.executor.behaviour = [&first](const std::vector<Binding>& t, int call) {
+    if (call == 0) {
+      write_double(t);
+      std::memcpy(first.data(), t[1].tensor->raw(), 64);
+    } else {
+      std::memcpy(t[1].tensor->raw(), first.data(), 64);
+    }
+    return HARNESS_STATUS_OK;
+  };
+  const auto v = verdict_of([&] { f.run_driver(); });
+  EXPECT_EQ(v.verdict(), Verdict::stale_output) << v.message();
+}
+
+TEST(SingleOpDriver, ASecondWrongAnswerIsWrongAnswerNotStale) {
+  Fixture f;
+  f.executor.behaviour = [](const std::vector<Binding>& t, int call) {
+    write_double(t);
+    if (call == 1) t[1].tensor->as<float>()[0] += 1;
+    return HARNESS_STATUS_OK;
+  };
+  const auto v = verdict_of([&] { f.run_driver(); });
+  EXPECT_EQ(v.verdict(), Verdict::wrong_answer);
+  EXPECT_NE(v.message().find("second call"), std::string::npos);
+}
+
+TEST(SingleOpDriver, PerfCasesTimeEverySetAndCatchSkippedWork) {
+  Fixture f(Suite::perf);
+  f.executor.behaviour = [](const std::vector<Binding>& t, int) {
+    write_double(t);
+    return HARNESS_STATUS_OK;
+  };
+  EXPECT_NO_THROW(f.run_driver());
+  ASSERT_TRUE(f.result.timing.has_value());
+  EXPECT_GE(f.result.timing->sets, 2u);
+  EXPECT_DOUBLE_EQ(f.result.timing->summary.median, 1000.0);
+  ASSERT_TRUE(f.result.bandwidth.has_value());
+  EXPECT_DOUBLE_EQ(*f.result.bandwidth, 64 / 1e-6);
+
+  // A submission that does nothing in timed repetitions leaves the poison
+  // the harness wrote before them.
+  Fixture cheat(Suite::perf);
+  cheat.executor.behaviour = [](const std::vector<Binding>& t, int call) {
+    if (call < 2) write_double(t);
+    return HARNESS_STATUS_OK;
+  };
+  const auto v = verdict_of([&] { cheat.run_driver(); });
+  EXPECT_EQ(v.verdict(), Verdict::unwritten_output);
+  EXPECT_NE(v.message().find("timed repetitions"), std::string::npos) << v.message();
+}
+
+TEST(SingleOpDriver, MetricsKeepTheWorstValue) {
+  nlohmann::json worst = {{"err", 1.0}, {"name", "a"}};
+  merge_worst_metrics(worst, {{"err", 0.5}, {"name", "b"}, {"new", 3}});
+  EXPECT_EQ(worst["err"], 1.0);
+  EXPECT_EQ(worst["name"], "b");
+  EXPECT_EQ(worst["new"], 3);
+  merge_worst_metrics(worst, {{"err", 2.0}});
+  EXPECT_EQ(worst["err"], 2.0);
+}
+
+}  // namespace
+}  // namespace harness

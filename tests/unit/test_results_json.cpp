@@ -1,0 +1,87 @@
+#include <gtest/gtest.h>
+
+#include "harness/core/error.h"
+#include "harness/results/results_json.h"
+#include "harness/scoring/scoring.h"
+
+namespace harness {
+namespace {
+
+RunResults sample() {
+  RunResults r;
+  r.run.harness_version = "0.1.0";
+  r.run.started = "2026-11-21T00:00:00Z";
+  r.run.seed = 1234;
+  r.run.command_line = "harness run softmax_topk";
+  r.run.host.cpu_model = "test cpu";
+  r.run.complete = true;
+  DeviceInfo d;
+  d.id = "cpu";
+  d.kind = "cpu";
+  d.name = "test cpu";
+  d.cache_bytes = 1 << 20;
+  d.peak = PeakBandwidth{"stream-copy", 10e9, 12e9, 1e8, 5, 2};
+  r.devices.push_back(d);
+  EntryResult e;
+  e.challenge = "softmax_topk";
+  e.device = "cpu";
+  e.submission.name = "cpu-mutant-x";
+  e.submission.challenge = "softmax_topk";
+  e.submission.device = "cpu";
+  e.submission.role = "mutant";
+  e.submission.expect = Expectation{Suite::edge, Verdict::timeout, false};
+  CaseResult c;
+  c.id = "perf.normal.r1.v2.k1";
+  c.suite = Suite::perf;
+  c.params = {{"rows", 1}};
+  c.seed = 987654321;
+  c.verdict = Verdict::pass;
+  c.metrics = {{"probs_max_rel_error", 1e-7}};
+  TimingResult t;
+  t.clock = "cpu-monotonic";
+  t.samples_ns = {1, 2, 3};
+  t.summary = summarize(t.samples_ns);
+  t.sets = 2;
+  c.timing = t;
+  c.bandwidth = 5e9;
+  c.peak_fraction = 0.5;
+  c.reproduce = "harness run softmax_topk --case perf.normal.r1.v2.k1 --seed 1234";
+  e.cases.push_back(c);
+  r.entries.push_back(e);
+  score_results(r);
+  return r;
+}
+
+TEST(ResultsJson, RoundTripsEveryField) {
+  const RunResults original = sample();
+  const nlohmann::json first = to_json(original);
+  EXPECT_EQ(first["schema"], "harness.results/v1");
+  const RunResults back = results_from_json(first, "memory");
+  EXPECT_EQ(to_json(back), first);
+  EXPECT_EQ(back.entries[0].submission.expect->verdict, Verdict::timeout);
+  EXPECT_DOUBLE_EQ(back.entries[0].cases[0].timing->summary.median, 2.0);
+}
+
+TEST(ResultsJson, UnusableInputIsAUsageErrorThatNamesTheProblem) {
+  auto message_of = [](const nlohmann::json& j) {
+    try {
+      results_from_json(j, "x.json");
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message_of(nlohmann::json::array()).find("not a results file"), std::string::npos);
+  nlohmann::json other = to_json(sample());
+  other["schema"] = "harness.results/v0";
+  EXPECT_NE(message_of(other).find("schema 'harness.results/v0'"), std::string::npos);
+  nlohmann::json broken = to_json(sample());
+  broken["results"][0]["cases"][0]["verdict"] = "fine";
+  EXPECT_NE(message_of(broken).find("unknown verdict 'fine'"), std::string::npos);
+  broken = to_json(sample());
+  broken["run"].erase("seed");
+  EXPECT_NE(message_of(broken).find("x.json: malformed results"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace harness

@@ -1,0 +1,125 @@
+#include <gtest/gtest.h>
+
+#include "harness/scoring/scoring.h"
+
+namespace harness {
+namespace {
+
+CaseResult make_case(const std::string& id, Suite suite, Verdict verdict) {
+  CaseResult c;
+  c.id = id;
+  c.suite = suite;
+  c.verdict = verdict;
+  return c;
+}
+
+CaseResult perf_case(const std::string& id, double median_ns, double peak_fraction) {
+  CaseResult c = make_case(id, Suite::perf, Verdict::pass);
+  TimingResult t;
+  t.samples_ns = {median_ns, median_ns, median_ns};
+  t.summary = summarize(t.samples_ns);
+  c.timing = t;
+  c.peak_fraction = peak_fraction;
+  c.bandwidth = 1e9;
+  return c;
+}
+
+EntryResult entry(const std::string& name, const std::string& role, std::vector<CaseResult> cases) {
+  EntryResult e;
+  e.challenge = "softmax_topk";
+  e.device = "cpu";
+  e.submission.name = name;
+  e.submission.role = role;
+  e.cases = std::move(cases);
+  return e;
+}
+
+std::vector<CaseResult> all_pass(double median_ns, double peak_fraction) {
+  return {make_case("c1", Suite::correctness, Verdict::pass), make_case("c2", Suite::correctness, Verdict::pass),
+          make_case("e1", Suite::edge, Verdict::pass), make_case("s1", Suite::stability, Verdict::pass),
+          perf_case("p1", median_ns, peak_fraction)};
+}
+
+TEST(Grades, BoundariesOfTheSpec) {
+  EXPECT_EQ(grade_for(100), "A+");
+  EXPECT_EQ(grade_for(97), "A+");
+  EXPECT_EQ(grade_for(96.99), "A");
+  EXPECT_EQ(grade_for(93), "A");
+  EXPECT_EQ(grade_for(90), "A-");
+  EXPECT_EQ(grade_for(87), "B+");
+  EXPECT_EQ(grade_for(83), "B");
+  EXPECT_EQ(grade_for(80), "B-");
+  EXPECT_EQ(grade_for(77), "C+");
+  EXPECT_EQ(grade_for(76.9), "C");
+  EXPECT_EQ(grade_for(73), "C");
+  EXPECT_EQ(grade_for(70), "C-");
+  EXPECT_EQ(grade_for(60), "D");
+  EXPECT_EQ(grade_for(59.99), "F");
+}
+
+TEST(Scoring, PerfectOnEveryDimensionIsAPlus) {
+  RunResults r;
+  r.entries.push_back(entry("naive", "baseline", all_pass(4000, 0.1)));
+  r.entries.push_back(entry("fast", "reference", all_pass(1000, 0.8)));  // 4x faster, 80% of peak
+  score_results(r);
+  const Scores& fast = *r.entries[1].scores;
+  EXPECT_DOUBLE_EQ(fast.dimensions.at("performance").score, 100.0);
+  EXPECT_DOUBLE_EQ(fast.overall, 100.0);
+  EXPECT_EQ(fast.grade, "A+");
+  EXPECT_TRUE(fast.ranked);
+  // The baseline is 1x itself: only its bandwidth part counts (0.1/0.8 of 70).
+  EXPECT_NEAR(r.entries[0].scores->dimensions.at("performance").score, 70.0 * 0.125, 1e-9);
+}
+
+TEST(Scoring, AFailedCoreCaseCapsTheOverallAtC) {
+  auto cases = all_pass(1000, 0.8);
+  cases[0].verdict = Verdict::wrong_answer;
+  const Scores s = score_entry(entry("fast", "submission", cases), nullptr);
+  EXPECT_TRUE(s.capped);
+  EXPECT_LE(s.overall, kFailedCoreCap);
+  EXPECT_EQ(s.grade, "C");
+  EXPECT_DOUBLE_EQ(s.dimensions.at("correctness").score, 50.0);
+}
+
+TEST(Scoring, UnsupportedCostsCompletenessNotCorrectness) {
+  auto cases = all_pass(1000, 0.8);
+  cases.push_back(make_case("e2", Suite::edge, Verdict::unsupported));
+  const Scores s = score_entry(entry("fast", "submission", cases), nullptr);
+  EXPECT_DOUBLE_EQ(s.dimensions.at("edge_cases").score, 100.0);
+  EXPECT_NEAR(s.dimensions.at("completeness").score, 100.0 * 5 / 6, 1e-9);
+  EXPECT_FALSE(s.capped);
+}
+
+TEST(Scoring, WithoutABaselinePerformanceIsBandwidthAloneAndSaysSo) {
+  const Scores s = score_entry(entry("fast", "submission", all_pass(1000, 0.4)), nullptr);
+  EXPECT_DOUBLE_EQ(s.dimensions.at("performance").score, 50.0);
+  bool noted = false;
+  for (const auto& n : s.notes) noted = noted || n.find("bandwidth alone") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(Scoring, MutantsAndImpossibleSpeedsAreNeverRanked) {
+  EXPECT_FALSE(score_entry(entry("m", "mutant", all_pass(1000, 0.5)), nullptr).ranked);
+  EXPECT_FALSE(score_entry(entry("c", "control", all_pass(1000, 0.5)), nullptr).ranked);
+  auto cases = all_pass(1000, 0.5);
+  cases.back().verdict = Verdict::impossible_speed;
+  EXPECT_FALSE(score_entry(entry("cheat", "submission", cases), nullptr).ranked);
+}
+
+TEST(Scoring, ABuildFailureScoresZero) {
+  std::vector<CaseResult> cases;
+  for (Suite s : all_suites()) cases.push_back(make_case("x", s, Verdict::build_failed));
+  const Scores s = score_entry(entry("broken", "submission", cases), nullptr);
+  EXPECT_DOUBLE_EQ(s.overall, 0.0);
+  EXPECT_EQ(s.grade, "F");
+  EXPECT_DOUBLE_EQ(s.dimensions.at("completeness").score, 0.0);
+}
+
+TEST(Scoring, DimensionsNotRunAreLeftOutOfTheOverall) {
+  const Scores s = score_entry(entry("fast", "submission", {make_case("c1", Suite::correctness, Verdict::pass)}), nullptr);
+  EXPECT_FALSE(s.dimensions.at("performance").measured);
+  EXPECT_DOUBLE_EQ(s.overall, 100.0);
+}
+
+}  // namespace
+}  // namespace harness
