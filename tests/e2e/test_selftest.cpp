@@ -1,7 +1,11 @@
 // The mutant catalogue is the test of the checker: `harness selftest` must
 // give every mutant and control its declared verdict, and the tolerance must
 // be justified by a reference that passes it and a mutant that fails it.
+// One test, because each test runs as its own process under ctest and the
+// selftest is the expensive part.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "harness/results/results_json.h"
 #include "harness/runner/selftest.h"
@@ -10,33 +14,10 @@
 namespace harness {
 namespace {
 
-class Selftest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    folder_ = new testing::TempFolder();
-    const std::string out = folder_->path("selftest.json");
-    // --timeout 3: the hang mutant costs two timeouts; nothing else comes near.
-    command_ = new testing::CommandResult(testing::run_cli("selftest softmax_topk --device cpu --timeout 3 --seed 11 -o " + out));
-    results_ = new RunResults(load_results(out));
-  }
-  static void TearDownTestSuite() {
-    delete results_;
-    delete command_;
-    delete folder_;
-  }
-  static testing::TempFolder* folder_;
-  static testing::CommandResult* command_;
-  static RunResults* results_;
-};
-
-testing::TempFolder* Selftest::folder_ = nullptr;
-testing::CommandResult* Selftest::command_ = nullptr;
-RunResults* Selftest::results_ = nullptr;
-
-TEST_F(Selftest, EveryMutantAndControlGetsItsDeclaredVerdict) {
-  EXPECT_EQ(command_->exit_code, 0) << command_->output;
+void expect_declared_verdicts(const testing::CommandResult& command, const RunResults& results) {
+  EXPECT_EQ(command.exit_code, 0) << command.output;
   size_t mutants = 0, controls = 0;
-  for (const auto& f : evaluate_selftest(*results_)) {
+  for (const auto& f : evaluate_selftest(results)) {
     EXPECT_TRUE(f.ok) << f.submission << ": must get " << f.expected << ", got " << f.observed;
     mutants += f.role == "mutant";
     controls += f.role == "control";
@@ -45,32 +26,50 @@ TEST_F(Selftest, EveryMutantAndControlGetsItsDeclaredVerdict) {
   EXPECT_EQ(controls, 4u);
 }
 
-TEST_F(Selftest, ABuildFailureIsAVerdictWithTheCompilersFirstErrors) {
-  const EntryResult& e = testing::entry_of(*results_, "cpu-mutant-does-not-compile");
+void expect_build_failure_reported(const RunResults& results) {
+  const EntryResult& e = testing::entry_of(results, "cpu-mutant-does-not-compile");
   EXPECT_EQ(e.build.status, "failed");
   EXPECT_NE(e.build.log_excerpt.find("error"), std::string::npos) << e.build.log_excerpt;
   for (const auto& c : e.cases) EXPECT_EQ(c.verdict, Verdict::build_failed);
 }
 
-TEST_F(Selftest, ProbabilityToleranceIsJustifiedByAReferenceThatPassesAndAMutantThatFails) {
+// The SPEC: every tolerance is justified by the project's reference passing
+// it and a realistic mutant failing it.
+void expect_tolerance_justified(const RunResults& results) {
   const double rtol = 1e-4;  // challenges/softmax_topk/challenge.json
   for (const char* ours : {"cpu-fast", "cpu-naive"}) {
     double worst = 0;
-    for (const auto& c : testing::entry_of(*results_, ours).cases) {
+    for (const auto& c : testing::entry_of(results, ours).cases) {
       EXPECT_EQ(c.verdict, Verdict::pass) << ours << " " << c.id << ": " << c.message;
-      if (c.metrics.contains("probs_max_rel_error")) worst = std::max(worst, c.metrics["probs_max_rel_error"].get<double>());
+      worst = std::max(worst, c.metrics.value("probs_max_rel_error", 0.0));
     }
     EXPECT_LT(worst, rtol) << ours;
-    RecordProperty(std::string(ours) + "_worst_rel_error", std::to_string(worst));
+    ::testing::Test::RecordProperty(std::string(ours) + "_worst_rel_error", std::to_string(worst));
   }
-  size_t caught = 0;
-  for (const auto& c : testing::entry_of(*results_, "cpu-mutant-bf16-exp").cases) {
+  // bf16 rounding of exp(x - max) leaves the row's largest term (exactly 1)
+  // intact, so with k = 1 only the sum's averaged error remains and can fall
+  // under 1e-4; from k = 2 on the rounding of the other winners shows. The
+  // verdict must follow the measured error exactly, and most core cases fail.
+  size_t caught = 0, core = 0;
+  for (const auto& c : testing::entry_of(results, "cpu-mutant-bf16-exp").cases) {
     if (c.suite != Suite::correctness) continue;
-    EXPECT_EQ(c.verdict, Verdict::wrong_answer) << c.id;
-    EXPECT_GT(c.metrics.value("probs_max_rel_error", 0.0), rtol) << c.id;
+    ++core;
+    const double error = c.metrics.value("probs_max_rel_error", 0.0);
+    EXPECT_EQ(c.verdict == Verdict::wrong_answer, error > rtol) << c.id << " error " << error;
     caught += c.verdict == Verdict::wrong_answer;
   }
-  EXPECT_GT(caught, 0u);
+  EXPECT_GE(4 * caught, 3 * core) << caught << " of " << core << " core cases caught";
+}
+
+TEST(Selftest, EveryMutantGetsItsVerdictAndTheToleranceIsJustified) {
+  testing::TempFolder folder;
+  const std::string out = folder.path("selftest.json");
+  // --timeout 3: the hang mutant costs two timeouts; nothing else comes near.
+  const auto command = testing::run_cli("selftest softmax_topk --device cpu --timeout 3 --seed 11 -o " + out);
+  const RunResults results = load_results(out);
+  expect_declared_verdicts(command, results);
+  expect_build_failure_reported(results);
+  expect_tolerance_justified(results);
 }
 
 }  // namespace
