@@ -69,7 +69,7 @@ std::vector<DeviceInfo> discover_cuda_devices() {
     none.kind = "cuda";
     none.available = false;
     none.unavailable_reason = status != cudaSuccess
-                                  ? fmt::format("cudaGetDeviceCount: {}", cudaGetErrorString(status))
+                                  ? fmt::format("no usable CUDA device (cudaGetDeviceCount: {})", cudaGetErrorString(status))
                                   : "no CUDA device";
     (void)cudaGetLastError();
     return {none};

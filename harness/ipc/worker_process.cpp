@@ -18,7 +18,7 @@ namespace harness {
 std::string describe_wait_status(int status) {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
-    return fmt::format("killed by signal {} ({})", sig, ::strsignal(sig));
+    return fmt::format("was killed by signal {} ({})", sig, ::strsignal(sig));
   }
   if (WIFEXITED(status)) return fmt::format("exited with code {}", WEXITSTATUS(status));
   return fmt::format("ended with wait status {}", status);

@@ -43,7 +43,7 @@ class WorkerProcess {
   std::unique_ptr<Channel> channel_;
 };
 
-// "killed by signal 11 (Segmentation fault)", "exited with code 3".
+// "was killed by signal 11 (Segmentation fault)", "exited with code 3".
 std::string describe_wait_status(int status);
 
 }  // namespace harness

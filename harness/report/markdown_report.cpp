@@ -84,9 +84,15 @@ void winner_line(std::string& out, std::vector<const EntryResult*> ranked) {
                        first->scores->overall, first->scores->grade);
     return;
   }
+  const double margin = first->scores->overall - ranked[1]->scores->overall;
+  if (margin < 0.05) {
+    out += fmt::format("**No winner:** {} and {} tie at {:.1f} ({}).\n\n", first->submission.name,
+                       ranked[1]->submission.name, first->scores->overall, first->scores->grade);
+    return;
+  }
   out += fmt::format("**Winner: {}** with {:.1f} ({}), ahead of {} ({:.1f}, {}) by **{:.1f} points**.\n\n",
                      first->submission.name, first->scores->overall, first->scores->grade, ranked[1]->submission.name,
-                     ranked[1]->scores->overall, ranked[1]->scores->grade, first->scores->overall - ranked[1]->scores->overall);
+                     ranked[1]->scores->overall, ranked[1]->scores->grade, margin);
 }
 
 void notes(std::string& out, const std::vector<const EntryResult*>& entries) {
@@ -191,9 +197,21 @@ void performance(std::string& out, const std::vector<const EntryResult*>& entrie
   }
 }
 
+// Evidence for a mutant: the first case that got the declared verdict, or
+// the first failing one when none did.
+const CaseResult* mutant_evidence(const EntryResult& e) {
+  const CaseResult* failing = nullptr;
+  for (const auto& c : e.cases) {
+    if (e.submission.expect && c.suite == e.submission.expect->suite && c.verdict == e.submission.expect->verdict) return &c;
+    if (!failing && is_failure(c.verdict)) failing = &c;
+  }
+  return failing;
+}
+
 void mutant_table(std::string& out, const std::vector<const EntryResult*>& mutants) {
   if (mutants.empty()) return;
-  out += "#### Mutants and negative controls (never ranked)\n\n| Submission | Must get | Got in that suite |\n|---|---|---|\n";
+  out += "#### Mutants and negative controls (never ranked)\n\n"
+         "| Submission | Must get | Got in that suite | Evidence | Reproduce |\n|---|---|---|---|---|\n";
   for (const auto* e : mutants) {
     const std::string expected = e->submission.expect
                                      ? fmt::format("{} in {}{}", verdict_name(e->submission.expect->verdict),
@@ -201,7 +219,10 @@ void mutant_table(std::string& out, const std::vector<const EntryResult*>& mutan
                                                    e->submission.expect->every_case ? " (every case)" : "")
                                      : "-";
     const std::string got = e->submission.expect ? verdict_counts(*e, e->submission.expect->suite) : verdict_counts(*e, std::nullopt);
-    out += fmt::format("| {} | {} | {} |\n", e->submission.name, expected, got);
+    const CaseResult* evidence = mutant_evidence(*e);
+    const std::string what = evidence ? fmt::format("`{}`: {}", evidence->id, markdown_cell(evidence->message, 160)) : "-";
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", e->submission.name, expected, got, what,
+                       evidence ? "`" + evidence->reproduce + "`" : "-");
   }
   out += "\n";
 }
