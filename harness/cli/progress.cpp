@@ -4,22 +4,14 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <map>
 
 #include "harness/core/clock.h"
+#include "harness/results/verdict_counts.h"
 
 namespace harness {
 
 namespace {
 bool is_mutant_like(const std::string& role) { return role == "mutant" || role == "control"; }
-
-std::string counts_text(const EntryResult& e) {
-  std::map<std::string, size_t> counts;
-  for (const auto& c : e.cases) ++counts[std::string(verdict_name(c.verdict))];
-  std::string text;
-  for (const auto& [v, n] : counts) text += fmt::format("{}{} {}", text.empty() ? "" : ", ", n, v);
-  return text;
-}
 }  // namespace
 
 ProgressPrinter::ProgressPrinter(size_t total_cases, Verbosity verbosity)
@@ -72,7 +64,7 @@ void ProgressPrinter::entry_finished(const EntryResult& entry) {
   double seconds = 0;
   for (const auto& c : entry.cases) seconds += c.seconds;
   std::fprintf(stderr, "  %s / %s (%s): %s [%.1f s]\n", entry.challenge.c_str(), entry.submission.name.c_str(),
-               entry.device.c_str(), counts_text(entry).c_str(), seconds);
+               entry.device.c_str(), verdict_counts(entry).c_str(), seconds);
 }
 
 void ProgressPrinter::print_summary(const RunResults& results) const {
@@ -82,7 +74,7 @@ void ProgressPrinter::print_summary(const RunResults& results) const {
     std::string grade = e.scores ? e.scores->grade : "-";
     if (is_mutant_like(e.submission.role)) grade = "(" + e.submission.role + ")";
     std::fprintf(stderr, "%-14s %-36s %-8s %8s %5s  %s\n", e.challenge.c_str(), e.submission.name.c_str(), e.device.c_str(),
-                 overall.c_str(), grade.c_str(), counts_text(e).c_str());
+                 overall.c_str(), grade.c_str(), verdict_counts(e).c_str());
   }
 }
 

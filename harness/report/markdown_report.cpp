@@ -7,6 +7,7 @@
 #include <set>
 
 #include "harness/report/format.h"
+#include "harness/results/verdict_counts.h"
 
 namespace harness {
 
@@ -31,16 +32,6 @@ std::vector<std::string> dimension_names(const std::vector<const EntryResult*>& 
   }
   names.insert(names.end(), present.begin(), present.end());
   return names;
-}
-
-std::string verdict_counts(const EntryResult& e, std::optional<Suite> suite) {
-  std::map<std::string, size_t> counts;
-  for (const auto& c : e.cases) {
-    if (!suite || c.suite == *suite) ++counts[std::string(verdict_name(c.verdict))];
-  }
-  std::string text;
-  for (const auto& [verdict, n] : counts) text += fmt::format("{}{} {}", text.empty() ? "" : ", ", n, verdict);
-  return text.empty() ? "no cases" : text;
 }
 
 void summary_table(std::string& out, const std::vector<const EntryResult*>& ranked) {

@@ -2,23 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <map>
+#include "harness/results/verdict_counts.h"
 
 namespace harness {
-
-namespace {
-
-std::string counts(const EntryResult& e, const std::optional<Suite>& suite) {
-  std::map<std::string, size_t> n;
-  for (const auto& c : e.cases) {
-    if (!suite || c.suite == *suite) ++n[std::string(verdict_name(c.verdict))];
-  }
-  std::string text;
-  for (const auto& [v, count] : n) text += fmt::format("{}{} {}", text.empty() ? "" : ", ", count, v);
-  return text.empty() ? "no cases" : text;
-}
-
-}  // namespace
 
 std::vector<SelftestFinding> evaluate_selftest(const RunResults& results) {
   std::vector<SelftestFinding> findings;
@@ -37,11 +23,11 @@ std::vector<SelftestFinding> evaluate_selftest(const RunResults& results) {
         if (c.verdict == x.verdict) ++matching;
       }
       f.expected = fmt::format("{} in {}{}", verdict_name(x.verdict), suite_name(x.suite), x.every_case ? ", every case" : "");
-      f.observed = counts(e, x.suite);
+      f.observed = verdict_counts(e, x.suite);
       f.ok = x.every_case ? in_suite > 0 && matching == in_suite : matching > 0;
     } else if (e.submission.role == "reference" || e.submission.role == "baseline") {
       f.expected = "no failing case";
-      f.observed = counts(e, std::nullopt);
+      f.observed = verdict_counts(e);
       f.ok = !e.cases.empty();
       for (const auto& c : e.cases) f.ok = f.ok && !is_failure(c.verdict) && c.verdict != Verdict::harness_error;
     } else {
