@@ -12,4 +12,7 @@ if [ "${1:-}" = "--sanitize" ]; then
 else
   bash scripts/build.sh
 fi
-ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "$(nproc)"
+build_dir="${BUILD_DIR:-build}"
+ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -LE gpu
+# Verbose, so that a machine without a GPU shows why these tests skipped.
+ctest --test-dir "$build_dir" --output-on-failure -V -L gpu
