@@ -20,5 +20,7 @@ void add_run_command(CLI::App& app, CommandLine& command_line);
 void add_selftest_command(CLI::App& app, CommandLine& command_line);
 void add_peak_command(CLI::App& app, CommandLine& command_line);
 void add_report_command(CLI::App& app, CommandLine& command_line);
+void add_gate_command(CLI::App& app, CommandLine& command_line);
+void add_merge_command(CLI::App& app, CommandLine& command_line);
 
 }  // namespace harness

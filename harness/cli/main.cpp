@@ -1,7 +1,8 @@
 // harness: judges implementations of ML kernels by measurement.
-// Exit codes: 0 success; 1 the run found failures (run, selftest); 2 unusable
-// input (a bad option, a missing or malformed file); 3 the harness itself
-// failed.
+// Exit codes: 0 success; 1 the run found failures (run, selftest) or a
+// regression (gate); 2 unusable
+// input (a bad option, a missing or malformed file, results that cannot be
+// compared); 3 the harness itself failed.
 #include <signal.h>
 
 #include <cstdio>
@@ -21,6 +22,8 @@ int main(int argc, char** argv) {
   harness::add_selftest_command(app, command_line);
   harness::add_peak_command(app, command_line);
   harness::add_report_command(app, command_line);
+  harness::add_gate_command(app, command_line);
+  harness::add_merge_command(app, command_line);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -30,6 +30,7 @@ class Catalog {
  public:
   // Reads the index; a missing index is a UsageError that says how to build.
   static Catalog load(const std::string& index_path);
+  // $HARNESS_SUBMISSION_INDEX when set (another build's submissions), else
   // <folder of this executable>/submission_index.json, else the build tree's.
   static std::string default_index_path();
 

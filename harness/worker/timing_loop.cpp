@@ -9,7 +9,9 @@ namespace harness {
 
 namespace {
 
-constexpr size_t kMinimumSamples = 3;
+// The fewest timed calls behind any median: `harness gate` compares timings
+// with a rank test that needs at least this many on each side.
+constexpr size_t kMinimumSamples = 5;
 
 double running_median(std::vector<double> values) {
   const size_t middle = values.size() / 2;
@@ -69,7 +71,7 @@ protocol::TimeReply run_timing_loop(DeviceBackend& backend, std::vector<TimedSet
     const size_t count = reply.device_ns.size();
     const double elapsed_ms = static_cast<double>(monotonic_ns() - measure_start) / 1e6;
     // The time budget ends the loop, but never before kMinimumSamples: a
-    // median of one or two calls says nothing about noise.
+    // median of a few calls says nothing about noise.
     if (count >= policy.max_samples) break;
     if (elapsed_ms >= policy.max_ms && count >= kMinimumSamples) break;
     // Every set must have been timed at least once after its last poisoning.

@@ -16,8 +16,8 @@
 
 namespace harness::testing {
 
-CommandResult run_cli(const std::string& arguments) {
-  const std::string command = std::string(HARNESS_CLI) + " " + arguments + " 2>&1";
+CommandResult run_cli(const std::string& arguments, const std::string& environment) {
+  const std::string command = environment + (environment.empty() ? "" : " ") + HARNESS_CLI + " " + arguments + " 2>&1";
   CommandResult result;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return result;

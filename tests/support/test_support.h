@@ -17,8 +17,9 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-// Runs the built `harness` binary with `arguments` (shell words).
-CommandResult run_cli(const std::string& arguments);
+// Runs the built `harness` binary with `arguments` (shell words), with
+// `environment` (shell assignments, e.g. "A=1 B=2") in front.
+CommandResult run_cli(const std::string& arguments, const std::string& environment = "");
 
 // A fresh folder under the system temp folder, removed by the destructor.
 class TempFolder {

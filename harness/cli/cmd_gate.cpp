@@ -1,0 +1,46 @@
+// harness gate results.json --baseline baseline.json [--max-slowdown PCT]
+//   [--max-score-drop POINTS] [-o gate.md]
+// Exit 1 with a Markdown list of regressions, 0 when nothing regressed,
+// 2 for unusable input.
+#include <cstdio>
+#include <memory>
+
+#include "harness/cli/commands.h"
+#include "harness/compare/gate.h"
+#include "harness/core/files.h"
+#include "harness/results/results_json.h"
+
+namespace harness {
+
+namespace {
+struct GateArguments {
+  std::string current;
+  std::string baseline;
+  std::string output;
+  GateOptions options;
+};
+
+int gate(const GateArguments& args) {
+  const RunResults current = load_results(args.current);
+  const RunResults baseline = load_results(args.baseline);
+  const GateReport report = gate_results(current, baseline, args.options);
+  const std::string markdown = render_gate_markdown(report, args.options);
+  std::fputs(markdown.c_str(), stdout);
+  if (!args.output.empty()) write_file_atomically(args.output, markdown);
+  return report.regressions.empty() ? 0 : 1;
+}
+}  // namespace
+
+void add_gate_command(CLI::App& app, CommandLine& command_line) {
+  auto args = std::make_shared<GateArguments>();
+  CLI::App* cmd = app.add_subcommand("gate", "Fail (exit 1) when results regressed against a baseline");
+  cmd->add_option("results", args->current, "Results to judge")->required();
+  cmd->add_option("--baseline", args->baseline, "Baseline results")->required();
+  cmd->add_option("--max-slowdown", args->options.max_slowdown_percent,
+                  "Percent slower (and significant) that counts as a regression (default 10)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-score-drop", args->options.max_score_drop, "Points a score may drop (default 1)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("-o,--output", args->output, "Also write the Markdown here");
+  cmd->callback([args, &command_line] { command_line.action = [args] { return gate(*args); }; });
+}
+
+}  // namespace harness

@@ -1,0 +1,198 @@
+#include "harness/compare/gate.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
+#include <set>
+
+#include "harness/compare/rank_test.h"
+#include "harness/core/error.h"
+#include "harness/report/format.h"
+
+namespace harness {
+
+namespace {
+
+bool is_mutant_like(const EntryResult& e) { return e.submission.role == "mutant" || e.submission.role == "control"; }
+
+std::string where(const EntryResult& e) { return fmt::format("{} / {} on {}", e.challenge, e.submission.name, e.device); }
+
+const EntryResult* find_entry(const RunResults& r, const EntryResult& like) {
+  for (const auto& e : r.entries) {
+    if (e.challenge == like.challenge && e.submission.name == like.submission.name && e.device == like.device) return &e;
+  }
+  return nullptr;
+}
+
+const CaseResult* find_case(const EntryResult& e, const std::string& id) {
+  for (const auto& c : e.cases) {
+    if (c.id == id) return &c;
+  }
+  return nullptr;
+}
+
+std::string device_label(const RunResults& r, const std::string& id) {
+  const DeviceInfo* d = r.device(id);
+  return fmt::format("{} ({} on {})", id, d ? d->name : "?", r.run.host.hostname);
+}
+
+// The same physical device: same name, same host.
+bool same_machine(const RunResults& a, const RunResults& b, const std::string& device) {
+  const DeviceInfo* da = a.device(device);
+  const DeviceInfo* db = b.device(device);
+  return da && db && da->name == db->name && a.run.host.hostname == b.run.host.hostname;
+}
+
+bool same_device_kind(const RunResults& a, const RunResults& b, const std::string& device) {
+  const DeviceInfo* da = a.device(device);
+  const DeviceInfo* db = b.device(device);
+  return da && db && da->name == db->name;
+}
+
+void compare_timing(const EntryResult& e, const CaseResult& now, const CaseResult& before, const GateOptions& o,
+                    GateReport& report) {
+  if (!now.timing || !before.timing) return;
+  const auto& a = now.timing->samples_ns;
+  const auto& b = before.timing->samples_ns;
+  if (a.size() < o.min_samples || b.size() < o.min_samples) {
+    report.notes.push_back(fmt::format("{} {}: timing not compared (only {} and {} samples; at least {} needed)", where(e),
+                                       now.id, a.size(), b.size(), o.min_samples));
+    return;
+  }
+  ++report.timings_compared;
+  const double ratio = now.timing->summary.median / before.timing->summary.median;
+  const double threshold = 1.0 + o.max_slowdown_percent / 100.0;
+  const std::string figures = fmt::format("median {} -> {} ({:+.1f}%), n = {} / {}",
+                                          format_duration_ns(before.timing->summary.median),
+                                          format_duration_ns(now.timing->summary.median), 100 * (ratio - 1), b.size(), a.size());
+  if (ratio > threshold) {
+    const RankTest t = mann_whitney_greater(a, b);
+    if (t.p_value < o.alpha) {
+      report.regressions.push_back({"slower", where(e), now.id, fmt::format("{}; rank test p = {:.2g}", figures, t.p_value), now.reproduce});
+    }
+  } else if (ratio < 1.0 / threshold) {
+    const RankTest t = mann_whitney_greater(b, a);
+    if (t.p_value < o.alpha) {
+      report.improvements.push_back({"faster", where(e), now.id, fmt::format("{}; rank test p = {:.2g}", figures, t.p_value), now.reproduce});
+    }
+  }
+}
+
+void compare_scores(const EntryResult& now, const EntryResult& before, bool timings_comparable, const GateOptions& o,
+                    GateReport& report) {
+  if (!now.scores || !before.scores) return;
+  auto compare = [&](const std::string& name, double a, double b) {
+    if (b - a > o.max_score_drop) {
+      report.regressions.push_back({"score drop", where(now), "", fmt::format("{}: {:.1f} -> {:.1f}", name, b, a), ""});
+    } else if (a - b > o.max_score_drop) {
+      report.improvements.push_back({"score gain", where(now), "", fmt::format("{}: {:.1f} -> {:.1f}", name, b, a), ""});
+    }
+  };
+  if (timings_comparable) {
+    compare("overall", now.scores->overall, before.scores->overall);
+    return;
+  }
+  // Another machine: performance (and the overall that includes it) say
+  // more about the machine than about the code.
+  for (const auto& [name, dim] : before.scores->dimensions) {
+    if (name == "performance" || !dim.measured) continue;
+    const auto it = now.scores->dimensions.find(name);
+    if (it != now.scores->dimensions.end() && it->second.measured) compare(name, it->second.score, dim.score);
+  }
+}
+
+}  // namespace
+
+GateReport gate_results(const RunResults& current, const RunResults& baseline, const GateOptions& o) {
+  GateReport report;
+  std::set<std::string> compared_devices;
+  std::set<std::string> skipped_devices;
+  for (const EntryResult& before : baseline.entries) {
+    if (is_mutant_like(before)) continue;
+    if (!same_device_kind(current, baseline, before.device)) {
+      skipped_devices.insert(before.device);
+      continue;
+    }
+    compared_devices.insert(before.device);
+    const bool timings_comparable = same_machine(current, baseline, before.device);
+    const EntryResult* now = find_entry(current, before);
+    if (!now) {
+      report.regressions.push_back({"missing", where(before), "", "the submission is not in these results", ""});
+      continue;
+    }
+    for (const CaseResult& was : before.cases) {
+      const CaseResult* is = find_case(*now, was.id);
+      const bool passed = was.verdict == Verdict::pass;
+      if (!is) {
+        if (passed) report.regressions.push_back({"missing", where(before), was.id, "passed in the baseline, not run now", was.reproduce});
+        continue;
+      }
+      ++report.cases_compared;
+      const bool passes = is->verdict == Verdict::pass;
+      if (passed && !passes) {
+        report.regressions.push_back({"newly failing", where(before), was.id,
+                                      fmt::format("{}: {}", verdict_name(is->verdict), is->message), is->reproduce});
+      } else if (!passed && passes && is_failure(was.verdict)) {
+        report.improvements.push_back({"now passing", where(before), was.id, fmt::format("was {}", verdict_name(was.verdict)), ""});
+      } else if (passed && passes && timings_comparable) {
+        compare_timing(*now, *is, was, o, report);
+      }
+    }
+    compare_scores(*now, before, timings_comparable, o, report);
+  }
+  if (compared_devices.empty()) {
+    std::vector<std::string> theirs, ours;
+    for (const auto& d : baseline.devices) {
+      if (d.available) theirs.push_back(device_label(baseline, d.id));
+    }
+    for (const auto& d : current.devices) {
+      if (d.available) ours.push_back(device_label(current, d.id));
+    }
+    throw UsageError(fmt::format("nothing to compare: the baseline ran on {} and these results on {}", fmt::join(theirs, ", "),
+                                 fmt::join(ours, ", ")));
+  }
+  for (const auto& device : compared_devices) {
+    if (!same_machine(current, baseline, device)) {
+      report.notes.insert(report.notes.begin(),
+                          fmt::format("Timings on {} were not compared: the baseline ran on {}, these results on {}. "
+                                      "A baseline from another machine gates verdicts and the scores that do not come "
+                                      "from timings only.",
+                                      device, device_label(baseline, device), device_label(current, device)));
+    }
+  }
+  for (const auto& device : skipped_devices) {
+    report.notes.push_back(fmt::format("Baseline entries on {} were not compared: no such device in these results.",
+                                       device_label(baseline, device)));
+  }
+  return report;
+}
+
+std::string render_gate_markdown(const GateReport& r, const GateOptions& o) {
+  std::string out = r.regressions.empty()
+                        ? fmt::format("## Gate passed: no regression ({} cases, {} timings compared)\n\n", r.cases_compared, r.timings_compared)
+                        : fmt::format("## Gate failed: {} regression{}\n\n", r.regressions.size(), r.regressions.size() == 1 ? "" : "s");
+  auto list = [&](const char* title, const std::vector<GateFinding>& findings) {
+    if (findings.empty()) return;
+    out += fmt::format("### {}\n\n", title);
+    for (const auto& f : findings) {
+      out += fmt::format("- **{}** {}{}: {}\n", f.what, f.where, f.case_id.empty() ? "" : fmt::format(" `{}`", f.case_id),
+                         markdown_cell(f.detail, 400));
+      if (!f.reproduce.empty()) out += fmt::format("  - reproduce: `{}`\n", f.reproduce);
+    }
+    out += "\n";
+  };
+  list("Regressions", r.regressions);
+  list("Improvements", r.improvements);
+  if (!r.notes.empty()) {
+    out += "### Notes\n\n";
+    for (const auto& n : r.notes) out += "- " + n + "\n";
+    out += "\n";
+  }
+  out += fmt::format("Thresholds: slower by more than {:.0f}% with a one-sided rank test p < {}, at least {} samples each; "
+                     "a score drop of more than {:.1f} points.\n",
+                     o.max_slowdown_percent, o.alpha, o.min_samples, o.max_score_drop);
+  return out;
+}
+
+}  // namespace harness

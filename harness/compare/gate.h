@@ -1,0 +1,47 @@
+// `harness gate`: did anything regress against a baseline? A case that
+// passed and now fails or is missing, a score that dropped beyond a
+// threshold, or a case that got slower beyond the threshold *and* beyond
+// measured noise (a one-sided Mann-Whitney test on the timing samples).
+// Timings are compared only between runs on the same machine; a baseline
+// from another machine gates verdicts and the scores that do not come from
+// timings, and the report says so.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/results/results.h"
+
+namespace harness {
+
+struct GateOptions {
+  double max_slowdown_percent = 10;  // slower than this (and significant) is a regression
+  double max_score_drop = 1.0;       // points of a score
+  double alpha = 0.01;               // significance of the rank test
+  size_t min_samples = 5;            // fewer timing samples on either side: not compared
+};
+
+struct GateFinding {
+  std::string what;  // "newly failing", "missing", "score drop", "slower", "now passing", "faster", "score gain"
+  std::string where; // "softmax_topk / cpu-fast on cpu"
+  std::string case_id;
+  std::string detail;
+  std::string reproduce;
+};
+
+struct GateReport {
+  std::vector<GateFinding> regressions;
+  std::vector<GateFinding> improvements;
+  std::vector<std::string> notes;
+  size_t cases_compared = 0;
+  size_t timings_compared = 0;
+};
+
+// Throws UsageError when nothing in the two files can be compared (other
+// challenges, other devices).
+GateReport gate_results(const RunResults& current, const RunResults& baseline, const GateOptions& options);
+
+// Markdown fit for a pull-request comment: regressions first.
+std::string render_gate_markdown(const GateReport& report, const GateOptions& options);
+
+}  // namespace harness

@@ -1,0 +1,175 @@
+// gate and merge on synthetic results: every rule, exactly.
+#include <gtest/gtest.h>
+
+#include "harness/compare/gate.h"
+#include "harness/compare/merge.h"
+#include "harness/compare/rank_test.h"
+#include "harness/core/error.h"
+#include "harness/scoring/scoring.h"
+
+namespace harness {
+namespace {
+
+CaseResult make_case(const std::string& id, Suite suite, Verdict verdict, std::vector<double> samples = {}) {
+  CaseResult c;
+  c.id = id;
+  c.suite = suite;
+  c.verdict = verdict;
+  c.reproduce = "harness run softmax_topk --case " + id;
+  if (!samples.empty()) {
+    TimingResult t;
+    t.samples_ns = samples;
+    t.summary = summarize(samples);
+    c.timing = t;
+  }
+  return c;
+}
+
+RunResults results(std::vector<CaseResult> cases, const std::string& host = "host-a", const std::string& device_name = "cpu-x") {
+  RunResults r;
+  r.run.harness_version = "0.1.0";
+  r.run.host.hostname = host;
+  r.run.seed = 1;
+  DeviceInfo d;
+  d.id = "cpu";
+  d.kind = "cpu";
+  d.name = device_name;
+  r.devices.push_back(d);
+  EntryResult e;
+  e.challenge = "softmax_topk";
+  e.device = "cpu";
+  e.submission.name = "mine";
+  e.submission.role = "submission";
+  e.cases = std::move(cases);
+  r.entries.push_back(e);
+  score_results(r);
+  return r;
+}
+
+std::vector<double> around(double center, int n = 20) {
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i) v.push_back(center * (1.0 + 0.002 * ((i * 7) % 11 - 5)));
+  return v;
+}
+
+TEST(RankTest, SeparatedSamplesAreSignificantIdenticalOnesAreNot) {
+  const auto slow = mann_whitney_greater({11, 12, 13, 14, 15}, {1, 2, 3, 4, 5});
+  EXPECT_LT(slow.p_value, 0.01);
+  EXPECT_DOUBLE_EQ(slow.u, 25.0);
+  EXPECT_GT(mann_whitney_greater({1, 2, 3, 4, 5}, {11, 12, 13, 14, 15}).p_value, 0.99);
+  EXPECT_DOUBLE_EQ(mann_whitney_greater({5, 5, 5}, {5, 5, 5}).p_value, 1.0);
+  EXPECT_GT(mann_whitney_greater(around(100), around(100)).p_value, 0.3);
+  EXPECT_DOUBLE_EQ(mann_whitney_greater({1}, {2, 3}).p_value, 1.0) << "a single sample is never evidence";
+}
+
+TEST(Gate, IdenticalResultsPass) {
+  const auto r = results({make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(1000))});
+  const auto report = gate_results(r, r, {});
+  EXPECT_TRUE(report.regressions.empty());
+  EXPECT_EQ(report.cases_compared, 2u);
+  EXPECT_EQ(report.timings_compared, 1u);
+}
+
+TEST(Gate, ANewlyFailingOrMissingCaseIsARegressionWithItsReproduceCommand) {
+  const auto before = results({make_case("c1", Suite::correctness, Verdict::pass), make_case("c2", Suite::correctness, Verdict::pass)});
+  auto after = results({make_case("c1", Suite::correctness, Verdict::wrong_answer)});
+  after.entries[0].cases[0].message = "row 3 is not a top-k";
+  const auto report = gate_results(after, before, {});
+  ASSERT_EQ(report.regressions.size(), 3u);  // c1 failing, c2 missing, correctness score drop
+  EXPECT_EQ(report.regressions[0].what, "newly failing");
+  EXPECT_NE(report.regressions[0].detail.find("wrong_answer: row 3"), std::string::npos);
+  EXPECT_EQ(report.regressions[0].reproduce, "harness run softmax_topk --case c1");
+  EXPECT_EQ(report.regressions[1].what, "missing");
+  EXPECT_EQ(report.regressions[2].what, "score drop");
+  const std::string md = render_gate_markdown(report, {});
+  EXPECT_NE(md.find("Gate failed: 3 regressions"), std::string::npos);
+  EXPECT_LT(md.find("Regressions"), md.find("Thresholds"));
+}
+
+TEST(Gate, SlowerOnlyBeyondTheThresholdAndBeyondNoise) {
+  const auto before = results({make_case("p1", Suite::perf, Verdict::pass, around(1000))});
+  // 5% slower: under the 10% threshold.
+  EXPECT_TRUE(gate_results(results({make_case("p1", Suite::perf, Verdict::pass, around(1050))}), before, {}).regressions.empty());
+  // 30% slower, consistently: a regression.
+  const auto slow = gate_results(results({make_case("p1", Suite::perf, Verdict::pass, around(1300))}), before, {});
+  ASSERT_EQ(slow.regressions.size(), 1u);
+  EXPECT_EQ(slow.regressions[0].what, "slower");
+  EXPECT_NE(slow.regressions[0].detail.find("+30.0%"), std::string::npos) << slow.regressions[0].detail;
+  // Two bimodal runs whose medians differ by 50% but whose samples overlap
+  // fully: no evidence, no regression.
+  const auto noise = gate_results(results({make_case("p1", Suite::perf, Verdict::pass, {1000, 1000, 1500, 1500, 1500})}),
+                                  results({make_case("p1", Suite::perf, Verdict::pass, {1000, 1500, 1500, 1500, 1000})}), {});
+  EXPECT_TRUE(noise.regressions.empty());
+  // Faster is an improvement.
+  const auto fast = gate_results(results({make_case("p1", Suite::perf, Verdict::pass, around(600))}), before, {});
+  ASSERT_EQ(fast.improvements.size(), 1u);
+  EXPECT_EQ(fast.improvements[0].what, "faster");
+}
+
+TEST(Gate, TooFewSamplesAreNotComparedAndSaySo) {
+  const auto report = gate_results(results({make_case("p1", Suite::perf, Verdict::pass, {2000, 2000, 2000})}),
+                                   results({make_case("p1", Suite::perf, Verdict::pass, {1000, 1000, 1000})}), {});
+  EXPECT_TRUE(report.regressions.empty());
+  EXPECT_EQ(report.timings_compared, 0u);
+  ASSERT_FALSE(report.notes.empty());
+  EXPECT_NE(report.notes[0].find("not compared (only 3 and 3 samples"), std::string::npos);
+}
+
+TEST(Gate, AnotherMachineGatesVerdictsButNotTimings) {
+  const auto before = results({make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(1000))}, "host-a");
+  const auto after = results({make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(5000))}, "host-b");
+  const auto report = gate_results(after, before, {});
+  EXPECT_TRUE(report.regressions.empty());
+  EXPECT_EQ(report.timings_compared, 0u);
+  ASSERT_FALSE(report.notes.empty());
+  EXPECT_NE(report.notes[0].find("Timings on cpu were not compared"), std::string::npos) << report.notes[0];
+  // Verdicts still count.
+  const auto failing = results({make_case("c1", Suite::correctness, Verdict::crash), make_case("p1", Suite::perf, Verdict::pass, around(1000))}, "host-b");
+  EXPECT_FALSE(gate_results(failing, before, {}).regressions.empty());
+}
+
+TEST(Gate, NothingComparableIsUnusableInput) {
+  const auto cpu = results({make_case("c1", Suite::correctness, Verdict::pass)}, "a", "AMD EPYC");
+  const auto other = results({make_case("c1", Suite::correctness, Verdict::pass)}, "a", "Intel Xeon");
+  try {
+    gate_results(other, cpu, {});
+    FAIL() << "expected UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("nothing to compare: the baseline ran on cpu (AMD EPYC"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Merge, ShardsJoinAndScoreAgain) {
+  auto a = results({make_case("correctness.normal.r64.v1024.k2", Suite::correctness, Verdict::pass)});
+  auto b = results({make_case("correctness.normal.r64.v1024.k1", Suite::correctness, Verdict::wrong_answer)});
+  const RunResults merged = merge_results({{"a.json", a}, {"b.json", b}});
+  ASSERT_EQ(merged.entries.size(), 1u);
+  ASSERT_EQ(merged.entries[0].cases.size(), 2u);
+  // Matrix order: k1 comes before k2.
+  EXPECT_EQ(merged.entries[0].cases[0].id, "correctness.normal.r64.v1024.k1");
+  EXPECT_TRUE(merged.entries[0].scores->capped);
+}
+
+TEST(Merge, RefusesDuplicatesOtherVersionsAndOtherDevices) {
+  const auto a = results({make_case("c1", Suite::correctness, Verdict::pass)});
+  auto message_of = [](const std::vector<NamedResults>& inputs) {
+    try {
+      merge_results(inputs);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message_of({{"a.json", a}, {"b.json", a}}).find("case c1 of mine on cpu (softmax_topk) is in both a.json and b.json"),
+            std::string::npos);
+  auto newer = results({make_case("c2", Suite::correctness, Verdict::pass)});
+  newer.run.harness_version = "0.2.0";
+  EXPECT_NE(message_of({{"a.json", a}, {"b.json", newer}}).find("harness 0.1.0 but b.json by harness 0.2.0"), std::string::npos);
+  const auto elsewhere = results({make_case("c2", Suite::correctness, Verdict::pass)}, "host-a", "other cpu");
+  EXPECT_NE(message_of({{"a.json", a}, {"b.json", elsewhere}}).find("device cpu is 'cpu-x' in a.json but 'other cpu' in b.json"),
+            std::string::npos);
+  EXPECT_NE(message_of({}).find("no results files"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace harness
