@@ -7,7 +7,6 @@
 #include "harness/core/files.h"
 #include "harness/report/markdown_report.h"
 #include "harness/results/results_json.h"
-#include "harness/scoring/scoring.h"
 
 namespace harness {
 
@@ -15,26 +14,17 @@ namespace {
 struct ReportArguments {
   std::vector<std::string> inputs;
   std::string output;
+  std::string reviewer_scores;
 };
 
 int report(const ReportArguments& args) {
-  RunResults merged;
-  for (size_t i = 0; i < args.inputs.size(); ++i) {
-    RunResults r = load_results(args.inputs[i]);
-    if (i == 0) {
-      merged.run = r.run;
-    } else {
-      merged.run.command_line += "\n" + r.run.command_line;
-      merged.run.complete = merged.run.complete && r.run.complete;
-    }
-    for (auto& d : r.devices) {
-      if (!merged.device(d.id)) merged.devices.push_back(std::move(d));
-    }
-    for (auto& e : r.entries) merged.entries.push_back(std::move(e));
-  }
-  // Scores again: a baseline stored in one file scores the speedups of another.
-  score_results(merged);
-  const std::string markdown = render_markdown(merged);
+  std::vector<NamedResults> runs;
+  for (const auto& path : args.inputs) runs.push_back({path, load_results(path)});
+  // Combined and scored again: a baseline stored in one file scores the
+  // speedups of another; devices of different machines stay apart.
+  ReportInput input = combine_for_report(runs);
+  if (!args.reviewer_scores.empty()) input.reviews = load_reviewer_scores(args.reviewer_scores);
+  const std::string markdown = render_markdown(input);
   if (args.output.empty()) {
     std::fputs(markdown.c_str(), stdout);
   } else {
@@ -50,6 +40,8 @@ void add_report_command(CLI::App& app, CommandLine& command_line) {
   CLI::App* cmd = app.add_subcommand("report", "Render the Markdown report from stored results");
   cmd->add_option("results", args->inputs, "Results files")->required();
   cmd->add_option("-o,--output", args->output, "Write the report here (default: stdout)");
+  cmd->add_option("--reviewer-scores", args->reviewer_scores,
+                  "JSON of reviewer-assigned scores, shown in labelled rows, never in the overall");
   cmd->callback([args, &command_line] { command_line.action = [args] { return report(*args); }; });
 }
 

@@ -2,9 +2,10 @@
 // passed and now fails or is missing, a score that dropped beyond a
 // threshold, or a case that got slower beyond the threshold *and* beyond
 // measured noise (a one-sided Mann-Whitney test on the timing samples).
-// Timings are compared only between runs on the same machine; a baseline
-// from another machine gates verdicts and the scores that do not come from
-// timings, and the report says so.
+// Scores are compared without the performance dimension, which moves with
+// timing noise; the rank tests judge timings. Timings are compared only
+// between runs on the same machine; a baseline from another machine gates
+// verdicts and scores, and the report says so.
 #pragma once
 
 #include <string>

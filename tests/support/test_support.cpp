@@ -16,16 +16,19 @@
 
 namespace harness::testing {
 
-CommandResult run_cli(const std::string& arguments, const std::string& environment) {
-  const std::string command = environment + (environment.empty() ? "" : " ") + HARNESS_CLI + " " + arguments + " 2>&1";
+CommandResult run_shell(const std::string& command) {
   CommandResult result;
-  FILE* pipe = ::popen(command.c_str(), "r");
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
   if (!pipe) return result;
   std::array<char, 4096> chunk{};
   while (size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe)) result.output.append(chunk.data(), n);
   const int status = ::pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+CommandResult run_cli(const std::string& arguments, const std::string& environment) {
+  return run_shell(environment + (environment.empty() ? "" : " ") + HARNESS_CLI + " " + arguments);
 }
 
 TempFolder::TempFolder() {

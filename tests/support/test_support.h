@@ -20,6 +20,8 @@ struct CommandResult {
 // Runs the built `harness` binary with `arguments` (shell words), with
 // `environment` (shell assignments, e.g. "A=1 B=2") in front.
 CommandResult run_cli(const std::string& arguments, const std::string& environment = "");
+// Runs any shell command line.
+CommandResult run_shell(const std::string& command);
 
 // A fresh folder under the system temp folder, removed by the destructor.
 class TempFolder {

@@ -62,6 +62,17 @@ TEST(RankTest, SeparatedSamplesAreSignificantIdenticalOnesAreNot) {
   EXPECT_DOUBLE_EQ(mann_whitney_greater({1}, {2, 3}).p_value, 1.0) << "a single sample is never evidence";
 }
 
+TEST(Gate, PerformanceScoresNeverTripTheScoreThreshold) {
+  // Same verdicts, a performance score that moved by 40 points (a noisy
+  // peak): not a regression; only the rank tests judge timings.
+  auto before = results({make_case("c1", Suite::correctness, Verdict::pass)});
+  auto after = before;
+  before.entries[0].scores->dimensions["performance"] = DimensionScore{true, 90, 0.25, ""};
+  after.entries[0].scores->dimensions["performance"] = DimensionScore{true, 50, 0.25, ""};
+  const auto report = gate_results(after, before, {});
+  EXPECT_TRUE(report.regressions.empty());
+}
+
 TEST(Gate, IdenticalResultsPass) {
   const auto r = results({make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(1000))});
   const auto report = gate_results(r, r, {});
@@ -75,14 +86,18 @@ TEST(Gate, ANewlyFailingOrMissingCaseIsARegressionWithItsReproduceCommand) {
   auto after = results({make_case("c1", Suite::correctness, Verdict::wrong_answer)});
   after.entries[0].cases[0].message = "row 3 is not a top-k";
   const auto report = gate_results(after, before, {});
-  ASSERT_EQ(report.regressions.size(), 3u);  // c1 failing, c2 missing, correctness score drop
+  // c1 failing, c2 missing, and the scores that follow: the overall
+  // without performance, and correctness.
+  ASSERT_EQ(report.regressions.size(), 4u);
   EXPECT_EQ(report.regressions[0].what, "newly failing");
   EXPECT_NE(report.regressions[0].detail.find("wrong_answer: row 3"), std::string::npos);
   EXPECT_EQ(report.regressions[0].reproduce, "harness run softmax_topk --case c1");
   EXPECT_EQ(report.regressions[1].what, "missing");
   EXPECT_EQ(report.regressions[2].what, "score drop");
+  EXPECT_NE(report.regressions[2].detail.find("overall without performance"), std::string::npos);
+  EXPECT_NE(report.regressions[3].detail.find("correctness: 100.0 -> 0.0"), std::string::npos) << report.regressions[3].detail;
   const std::string md = render_gate_markdown(report, {});
-  EXPECT_NE(md.find("Gate failed: 3 regressions"), std::string::npos);
+  EXPECT_NE(md.find("Gate failed: 4 regressions"), std::string::npos);
   EXPECT_LT(md.find("Regressions"), md.find("Thresholds"));
 }
 

@@ -1,0 +1,27 @@
+// The sections of the Markdown report, each rendered from the results of
+// one challenge on one device (internal to harness/report).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/report/report_input.h"
+
+namespace harness::markdown {
+
+struct Group {
+  std::string challenge;
+  const DeviceInfo* device = nullptr;    // may be null for results without device info
+  std::vector<const EntryResult*> ranked;   // real submissions, side by side
+  std::vector<const EntryResult*> mutants;  // mutants and negative controls
+  std::vector<const ReviewerScore*> reviews;
+};
+
+void summary(std::string& out, const Group& g);
+void failures(std::string& out, const Group& g, Suite suite, const char* title);
+void stability(std::string& out, const Group& g);
+void performance(std::string& out, const Group& g);
+void completeness(std::string& out, const Group& g);
+void mutants(std::string& out, const Group& g);
+
+}  // namespace harness::markdown
