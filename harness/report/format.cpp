@@ -4,7 +4,10 @@
 
 namespace harness {
 
-std::string format_bandwidth(double bytes_per_second) { return fmt::format("{:.1f} GB/s", bytes_per_second / 1e9); }
+std::string format_bandwidth(double bytes_per_second) {
+  if (bytes_per_second < 1e9) return fmt::format("{:.1f} MB/s", bytes_per_second / 1e6);
+  return fmt::format("{:.1f} GB/s", bytes_per_second / 1e9);
+}
 
 std::string format_duration_ns(double ns) {
   if (ns < 1e3) return fmt::format("{:.0f} ns", ns);

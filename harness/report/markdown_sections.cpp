@@ -98,6 +98,46 @@ void winner_line(std::string& out, const Group& g) {
                      ranked[1]->scores->overall, ranked[1]->scores->grade, margin);
 }
 
+// One sentence per submission, every figure from the results: how many
+// cases pass, what failed, and its best bandwidth.
+void in_short(std::string& out, const Group& g) {
+  const EntryResult* baseline = nullptr;
+  for (const auto* e : g.ranked) {
+    if (e->submission.role == "baseline") baseline = e;
+  }
+  out += "In short:\n\n";
+  for (const auto* e : g.ranked) {
+    size_t passed = 0, judged = 0;
+    std::map<std::string, size_t> failed;
+    const CaseResult* best = nullptr;
+    for (const auto& c : e->cases) {
+      if (c.verdict == Verdict::unsupported || c.verdict == Verdict::unavailable) continue;
+      ++judged;
+      if (c.verdict == Verdict::pass) ++passed;
+      if (is_failure(c.verdict)) ++failed[std::string(verdict_name(c.verdict))];
+      if (c.verdict == Verdict::pass && c.peak_fraction && (!best || *c.peak_fraction > *best->peak_fraction)) best = &c;
+    }
+    std::string sentence = fmt::format("- **{}** ({}) passes {} of {} cases", e->submission.name,
+                                       e->submission.origin.empty() ? e->submission.role : e->submission.origin, passed, judged);
+    if (e->build.status != "ok") sentence = fmt::format("- **{}** did not build ({})", e->submission.name, e->build.status);
+    if (!failed.empty()) {
+      std::string list;
+      for (const auto& [verdict, n] : failed) list += fmt::format("{}{} {}", list.empty() ? "" : ", ", n, verdict);
+      sentence += fmt::format(" (failing: {})", list);
+    }
+    if (best && best->bandwidth) {
+      sentence += fmt::format("; its best bandwidth is {} on `{}`, {} of the measured peak", format_bandwidth(*best->bandwidth),
+                              best->id, format_percent(best->peak_fraction));
+      const CaseResult* base = baseline && baseline != e ? find_case(*baseline, best->id) : nullptr;
+      if (base && base->verdict == Verdict::pass && base->timing && best->timing) {
+        sentence += fmt::format(", {:.1f}x the naive baseline", base->timing->summary.median / best->timing->summary.median);
+      }
+    }
+    out += sentence + ".\n";
+  }
+  out += "\n";
+}
+
 std::string format_error(double value) { return value == 0 ? "0" : fmt::format("{:.2e}", value); }
 
 }  // namespace
@@ -144,6 +184,7 @@ void summary(std::string& out, const Group& g) {
     out += "Rows in italics are reviewer-assigned: shown for reference, never part of the measured overall.\n\n";
   }
   winner_line(out, g);
+  in_short(out, g);
   bool any_note = false;
   for (const auto* e : g.ranked) {
     if (!e->scores) continue;
