@@ -21,7 +21,13 @@ namespace harness::protocol {
 
 constexpr int kVersion = 1;
 
-enum class Access { in, out };
+// in: read by the op, must stay unchanged. out: written entirely by the op.
+// opaque: written by the op for the submission's own later use (a saved
+// state): poisoned and guarded like an output, but its content is the
+// submission's business, so elements left unwritten are not an error.
+enum class Access { in, out, opaque };
+
+inline bool is_written(Access access) { return access != Access::in; }
 
 // One tensor argument of an op.
 struct TensorBinding {

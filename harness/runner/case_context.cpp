@@ -77,7 +77,7 @@ void CaseContext::prepare(const std::vector<Binding>& bindings, std::vector<Snap
   for (const Binding& b : bindings) {
     HARNESS_CHECK(b.tensor != nullptr, "a binding of op arguments has no tensor");
     b.tensor->buffer().fill_guards(guard_seed());
-    if (b.access == protocol::Access::out) {
+    if (protocol::is_written(b.access)) {
       fill_poison(b.tensor->raw(), b.tensor->elements(), b.tensor->spec().dtype);
     } else {
       const auto* bytes = static_cast<const unsigned char*>(b.tensor->raw());

@@ -27,15 +27,18 @@ class Challenge {
   virtual int abi_version() const = 0;
   // The full case matrix, in a fixed order.
   virtual std::vector<CaseSpec> cases() const = 0;
-  // Runs one case through the context's primitives (ctx.call, ctx.time);
-  // reports a failure by throwing VerdictException (ctx.fail).
+  // Runs one case through the context's primitives (ctx.call, ctx.time),
+  // usually through run_stateless_case; reports a failure by throwing
+  // VerdictException (ctx.fail).
   virtual void run_case(const CaseSpec& spec, CaseContext& ctx) const = 0;
   // The challenge's trusted answer to one op, written into `outputs` in the
-  // ABI's types. The negative controls use it ("another seed's correct
-  // output"); tests use it to show that a right answer passes the checks.
-  virtual void solve(const std::string& op, const nlohmann::json& scalars,
-                     const std::map<std::string, TensorView>& inputs,
-                     const std::map<std::string, void*>& outputs) const = 0;
+  // ABI's types; returns the op's scalar results (e.g. a size it reports),
+  // or an empty object. The negative controls use it ("another seed's
+  // correct output", and the answers to queries); tests use it to show that
+  // a right answer passes the checks.
+  virtual nlohmann::json solve(const std::string& op, const nlohmann::json& scalars,
+                               const std::map<std::string, TensorView>& inputs,
+                               const std::map<std::string, void*>& outputs) const = 0;
   // Dimensions the challenge scores itself (memory, capacity), from its
   // cases' metrics; the generic ones come from harness/scoring.
   virtual std::map<std::string, DimensionScore> extra_dimensions(const EntryResult&) const { return {}; }

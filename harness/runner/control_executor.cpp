@@ -66,15 +66,16 @@ std::string control_description(ControlKind kind) {
 
 ControlExecutor::ControlExecutor(ControlKind kind, const Challenge& challenge) : kind_(kind), challenge_(challenge) {}
 
-void ControlExecutor::answer(const std::string& op, const nlohmann::json& scalars, const std::vector<Binding>& tensors) {
+nlohmann::json ControlExecutor::answer(const std::string& op, const nlohmann::json& scalars,
+                                      const std::vector<Binding>& tensors) {
   const SharedTensor* first_input = nullptr;
   std::map<std::string, void*> outputs;
   for (const Binding& b : tensors) {
     if (b.access == protocol::Access::in && !first_input) first_input = b.tensor;
-    if (b.access == protocol::Access::out) outputs[b.tensor->spec().name] = b.tensor->raw();
+    if (protocol::is_written(b.access)) outputs[b.tensor->spec().name] = b.tensor->raw();
   }
   for (const Binding& b : tensors) {
-    if (b.access != protocol::Access::out) continue;
+    if (!protocol::is_written(b.access)) continue;
     SharedTensor& out = *b.tensor;
     switch (kind_) {
       case ControlKind::zeros:
@@ -98,6 +99,9 @@ void ControlExecutor::answer(const std::string& op, const nlohmann::json& scalar
         break;  // below, once for all outputs
     }
   }
+  // Queries (ops without outputs) get the trusted answer: a control is
+  // wrong in its outputs, not in what it reports about itself.
+  if (outputs.empty()) return challenge_.solve(op, scalars, {}, {});
   if (kind_ == ControlKind::other_seed) {
     Rng rng(0x5EED0F07E85EEDULL);
     std::vector<HostTensor> others;
@@ -109,15 +113,16 @@ void ControlExecutor::answer(const std::string& op, const nlohmann::json& scalar
       fill_random(others.back(), rng);
       inputs[b.tensor->spec().name] = TensorView{&others.back().spec(), others.back().raw()};
     }
-    challenge_.solve(op, scalars, inputs, outputs);
+    return challenge_.solve(op, scalars, inputs, outputs);
   }
+  return nlohmann::json::object();
 }
 
 protocol::CallReply ControlExecutor::call(const std::string& op, const nlohmann::json& scalars,
                                           const std::vector<Binding>& tensors, double) {
   protocol::CallReply reply;
   const int64_t start = monotonic_ns();
-  answer(op, scalars, tensors);
+  reply.scalars = answer(op, scalars, tensors);
   reply.wall_ns = static_cast<double>(monotonic_ns() - start);
   return reply;
 }

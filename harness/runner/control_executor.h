@@ -37,7 +37,8 @@ class ControlExecutor : public Executor {
   std::string device_clock() const override { return "cpu-monotonic"; }
 
  private:
-  void answer(const std::string& op, const nlohmann::json& scalars, const std::vector<Binding>& tensors);
+  // Fills the outputs; returns the op's scalar results.
+  nlohmann::json answer(const std::string& op, const nlohmann::json& scalars, const std::vector<Binding>& tensors);
 
   ControlKind kind_;
   const Challenge& challenge_;

@@ -144,7 +144,7 @@ json WorkerSession::time(const json& request) {
     TimedSet timed;
     timed.call = adapter_.prepare(op, bind(scalars, tensors));
     for (const auto& t : tensors) {
-      if (t.access == protocol::Access::out) timed.outputs.emplace_back(&buffer(t.buffer), t);
+      if (protocol::is_written(t.access)) timed.outputs.emplace_back(&buffer(t.buffer), t);
     }
     sets.push_back(std::move(timed));
   }

@@ -7,7 +7,7 @@
 
 #include "harness/core/rng.h"
 #include "harness/runner/case_context.h"
-#include "harness/runner/single_op_driver.h"
+#include "harness/runner/stateless_driver.h"
 #include "harness_abi.h"
 
 namespace harness {
@@ -75,18 +75,21 @@ struct Fixture {
     ctx.call("double", {}, {{&x, Access::in}, {&y, Access::out}});
   }
 
-  SingleOpCase doubling_op() {
-    SingleOpCase op;
-    op.op = "double";
-    op.tensors = {{TensorSpec{"x", DType::f32, {16}}, Access::in}, {TensorSpec{"y", DType::f32, {16}}, Access::out}};
+  StatelessCase doubling_op() {
+    StatelessCase op;
+    op.tensors = {TensorSpec{"x", DType::f32, {16}}, TensorSpec{"y", DType::f32, {16}}};
+    op.generated = {"x"};
     op.generate = [](uint64_t seed, HostTensors& in) {
       Rng rng(seed);
       for (size_t i = 0; i < 16; ++i) in.at("x").as<float>()[i] = static_cast<float>(rng.normal());
     };
-    op.check = [](const HostTensors& in, const OutputViews& out) {
+    OpStep step;
+    step.op = "double";
+    step.arguments = {{"x", Access::in}, {"y", Access::out}};
+    step.check = [](const HostTensors& in, const TensorViews& t) {
       CheckReport r;
       for (size_t i = 0; i < 16; ++i) {
-        if (out.at("y").as<float>()[i] != 2 * in.at("x").as<float>()[i]) {
+        if (t.at("y").as<float>()[i] != 2 * in.at("x").as<float>()[i]) {
           r.ok = false;
           r.message = "element " + std::to_string(i) + " wrong";
         }
@@ -94,12 +97,13 @@ struct Fixture {
       r.metrics = {{"errors", r.ok ? 0 : 1}};
       return r;
     };
+    op.steps = {step};
     return op;
   }
 
   void run_driver() {
     CaseContext ctx(spec, settings, executor, device, result);
-    run_single_op_case(ctx, doubling_op());
+    run_stateless_case(ctx, doubling_op());
   }
 };
 
@@ -180,7 +184,7 @@ TEST(CaseContext, OutOfBoundsIsReportedBeforeUnwrittenOutput) {
   EXPECT_EQ(verdict_of([&] { f.call_once(); }).verdict(), Verdict::out_of_bounds_write);
 }
 
-TEST(SingleOpDriver, TwoCorrectCallsPassAndRecordMetrics) {
+TEST(StatelessDriver, TwoCorrectCallsPassAndRecordMetrics) {
   Fixture f;
   f.executor.behaviour = [](const std::vector<Binding>& t, int) {
     write_double(t);
@@ -191,7 +195,7 @@ TEST(SingleOpDriver, TwoCorrectCallsPassAndRecordMetrics) {
   EXPECT_EQ(f.result.metrics["errors"], 0);
 }
 
-TEST(SingleOpDriver, ReturningTheFirstAnswerAgainIsStale) {
+TEST(StatelessDriver, ReturningTheFirstAnswerAgainIsStale) {
   Fixture f;
   std::vector<float> first(16);
   f.executor.behaviour = [&first](const std::vector<Binding>& t, int call) {
@@ -207,7 +211,7 @@ TEST(SingleOpDriver, ReturningTheFirstAnswerAgainIsStale) {
   EXPECT_EQ(v.verdict(), Verdict::stale_output) << v.message();
 }
 
-TEST(SingleOpDriver, ASecondWrongAnswerIsWrongAnswerNotStale) {
+TEST(StatelessDriver, ASecondWrongAnswerIsWrongAnswerNotStale) {
   Fixture f;
   f.executor.behaviour = [](const std::vector<Binding>& t, int call) {
     write_double(t);
@@ -219,7 +223,7 @@ TEST(SingleOpDriver, ASecondWrongAnswerIsWrongAnswerNotStale) {
   EXPECT_NE(v.message().find("second call"), std::string::npos);
 }
 
-TEST(SingleOpDriver, PerfCasesTimeEverySetAndCatchSkippedWork) {
+TEST(StatelessDriver, PerfCasesTimeEverySetAndCatchSkippedWork) {
   Fixture f(Suite::perf);
   f.executor.behaviour = [](const std::vector<Binding>& t, int) {
     write_double(t);
@@ -244,7 +248,68 @@ TEST(SingleOpDriver, PerfCasesTimeEverySetAndCatchSkippedWork) {
   EXPECT_NE(v.message().find("timed repetitions"), std::string::npos) << v.message();
 }
 
-TEST(SingleOpDriver, MetricsKeepTheWorstValue) {
+// Two ops sharing a state, like layernorm's forward and backward: "save"
+// writes s = x + 1 into an opaque state, "use" reads it and writes z = s * 3.
+StatelessCase two_step_op() {
+  StatelessCase op;
+  op.tensors = {TensorSpec{"x", DType::f32, {8}}, TensorSpec{"state", DType::u8, {64}}, TensorSpec{"z", DType::f32, {8}}};
+  op.generated = {"x"};
+  op.generate = [](uint64_t seed, HostTensors& in) {
+    Rng rng(seed);
+    for (size_t i = 0; i < 8; ++i) in.at("x").as<float>()[i] = static_cast<float>(rng.normal());
+  };
+  OpStep save;
+  save.op = "save";
+  save.arguments = {{"x", Access::in}, {"state", Access::opaque}};
+  OpStep use;
+  use.op = "use";
+  use.arguments = {{"state", Access::in}, {"z", Access::out}};
+  use.check = [](const HostTensors& in, const TensorViews& t) {
+    CheckReport r;
+    for (size_t i = 0; i < 8; ++i) r.ok = r.ok && t.at("z").as<float>()[i] == 3 * (in.at("x").as<float>()[i] + 1);
+    if (!r.ok) r.message = "z wrong";
+    return r;
+  };
+  op.steps = {save, use};
+  return op;
+}
+
+// The fake's "save" writes only 32 of the 64 state bytes: opaque outputs may
+// keep poison. `stale` makes "use" read the state of the latest "save".
+int32_t two_step_behaviour(const std::vector<Binding>& t, bool stale, std::vector<float>& latest) {
+  if (t[0].tensor->spec().name == "x") {
+    float* state = t[1].tensor->as<float>();
+    for (size_t i = 0; i < 8; ++i) state[i] = t[0].tensor->as<float>()[i] + 1;
+    latest.assign(state, state + 8);
+  } else {
+    const float* state = stale ? latest.data() : t[0].tensor->as<float>();
+    for (size_t i = 0; i < 8; ++i) t[1].tensor->as<float>()[i] = 3 * state[i];
+  }
+  return HARNESS_STATUS_OK;
+}
+
+TEST(StatelessDriver, OpsShareTensorsAndOpaqueStatesMayKeepPoison) {
+  Fixture f;
+  std::vector<float> latest;
+  f.executor.behaviour = [&](const std::vector<Binding>& t, int) { return two_step_behaviour(t, false, latest); };
+  CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result);
+  EXPECT_NO_THROW(run_stateless_case(ctx, two_step_op()));
+  EXPECT_EQ(f.executor.calls, 4);
+}
+
+TEST(StatelessDriver, ALaterOpReadingAnotherSetsStateIsCaught) {
+  // Both "save" calls run before either "use": a "use" that reads the state
+  // of the latest "save" instead of the one it is given fails on set 0.
+  Fixture f;
+  std::vector<float> latest;
+  f.executor.behaviour = [&](const std::vector<Binding>& t, int) { return two_step_behaviour(t, true, latest); };
+  CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result);
+  const auto v = verdict_of([&] { run_stateless_case(ctx, two_step_op()); });
+  EXPECT_EQ(v.verdict(), Verdict::wrong_answer);
+  EXPECT_EQ(v.message().rfind("use: z wrong", 0), 0u) << v.message();
+}
+
+TEST(StatelessDriver, MetricsKeepTheWorstValue) {
   nlohmann::json worst = {{"err", 1.0}, {"name", "a"}};
   merge_worst_metrics(worst, {{"err", 0.5}, {"name", "b"}, {"new", 3}});
   EXPECT_EQ(worst["err"], 1.0);

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "harness/runner/single_op_driver.h"
+#include "harness/runner/stateless_driver.h"
 #include "topk_case.h"
 
 namespace softmax_topk {

@@ -6,7 +6,7 @@
 #include "data.h"
 #include "harness/core/error.h"
 #include "harness/runner/challenge.h"
-#include "harness/runner/single_op_driver.h"
+#include "harness/runner/stateless_driver.h"
 #include "softmax_topk.h"
 #include "softmax_topk/softmax_topk_reference.h"
 #include "topk_case.h"
@@ -28,24 +28,28 @@ class SoftmaxTopkChallenge : public harness::Challenge {
   void run_case(const harness::CaseSpec& spec, harness::CaseContext& ctx) const override {
     const TopkCase c = topk_case_of(spec);
     const Tolerance tolerance = tolerance_from_config();
-    harness::SingleOpCase op;
-    op.op = "softmax_topk";
-    op.scalars = {{"rows", c.rows}, {"vocab", c.vocab}, {"k", c.k}};
-    op.tensors = {{TensorSpec{"logits", DType::f32, {c.rows, c.vocab}}, Access::in},
-                  {TensorSpec{"probs", DType::f32, {c.rows, c.k}}, Access::out},
-                  {TensorSpec{"indices", DType::i32, {c.rows, c.k}}, Access::out}};
+    harness::StatelessCase op;
+    op.tensors = {TensorSpec{"logits", DType::f32, {c.rows, c.vocab}}, TensorSpec{"probs", DType::f32, {c.rows, c.k}},
+                  TensorSpec{"indices", DType::i32, {c.rows, c.k}}};
+    op.generated = {"logits"};
     op.generate = [c](uint64_t seed, harness::HostTensors& inputs) {
       generate_logits(c, seed, inputs.at("logits").as<float>());
     };
-    op.check = [c, tolerance](const harness::HostTensors& inputs, const harness::OutputViews& outputs) {
-      return check_answer(c, inputs.at("logits").as<float>(), outputs.at("probs").as<float>(),
-                          outputs.at("indices").as<int32_t>(), tolerance);
+    harness::OpStep step;
+    step.op = "softmax_topk";
+    step.scalars = {{"rows", c.rows}, {"vocab", c.vocab}, {"k", c.k}};
+    step.arguments = {{"logits", Access::in}, {"probs", Access::out}, {"indices", Access::out}};
+    step.check = [c, tolerance](const harness::HostTensors& inputs, const harness::TensorViews& tensors) {
+      return check_answer(c, inputs.at("logits").as<float>(), tensors.at("probs").as<float>(),
+                          tensors.at("indices").as<int32_t>(), tolerance);
     };
-    harness::run_single_op_case(ctx, op);
+    op.steps = {step};
+    harness::run_stateless_case(ctx, op);
   }
 
-  void solve(const std::string& op, const nlohmann::json& scalars, const std::map<std::string, harness::TensorView>& inputs,
-             const std::map<std::string, void*>& outputs) const override {
+  nlohmann::json solve(const std::string& op, const nlohmann::json& scalars,
+                       const std::map<std::string, harness::TensorView>& inputs,
+                       const std::map<std::string, void*>& outputs) const override {
     HARNESS_CHECK(op == "softmax_topk", "softmax_topk has no op '{}'", op);
     const auto rows = scalars.at("rows").get<int64_t>();
     const auto vocab = scalars.at("vocab").get<int64_t>();
@@ -55,6 +59,7 @@ class SoftmaxTopkChallenge : public harness::Challenge {
     reference::softmax_topk(inputs.at("logits").as<float>(), rows, vocab, k, probs.data(), indices);
     auto* out = static_cast<float*>(outputs.at("probs"));
     for (size_t i = 0; i < probs.size(); ++i) out[i] = static_cast<float>(probs[i]);
+    return nlohmann::json::object();
   }
 
  private:

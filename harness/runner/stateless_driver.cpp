@@ -1,0 +1,127 @@
+#include "harness/runner/stateless_driver.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "harness/core/error.h"
+
+namespace harness {
+
+namespace {
+
+// The tensors of one input set: shared tensors for the submission, and the
+// pristine host copy of every generated input for the checks.
+struct InputSet {
+  std::map<std::string, SharedTensor*> shared;
+  HostTensors inputs;
+  TensorViews views;
+};
+
+InputSet make_set(CaseContext& ctx, const StatelessCase& c, size_t index) {
+  InputSet set;
+  for (const TensorSpec& spec : c.tensors) {
+    SharedTensor& shared = ctx.tensor(spec);
+    set.shared[spec.name] = &shared;
+    set.views[spec.name] = shared.view();
+  }
+  for (const std::string& name : c.generated) {
+    const auto it = std::find_if(c.tensors.begin(), c.tensors.end(), [&](const TensorSpec& s) { return s.name == name; });
+    HARNESS_CHECK(it != c.tensors.end(), "generated tensor '{}' is not among the case's tensors", name);
+    set.inputs.emplace(name, HostTensor(*it));
+  }
+  c.generate(ctx.input_seed(index), set.inputs);
+  for (const auto& [name, host] : set.inputs) set.shared.at(name)->copy_from(host);
+  return set;
+}
+
+std::vector<Binding> bindings(const InputSet& set, const OpStep& step) {
+  std::vector<Binding> list;
+  for (const auto& [name, access] : step.arguments) {
+    const auto it = set.shared.find(name);
+    HARNESS_CHECK(it != set.shared.end(), "op {} names an unknown tensor '{}'", step.op, name);
+    list.push_back(Binding{it->second, access});
+  }
+  return list;
+}
+
+// The op's checked outputs are byte-identical in both sets.
+bool same_outputs(const InputSet& a, const InputSet& b, const OpStep& step) {
+  for (const auto& [name, access] : step.arguments) {
+    if (access != protocol::Access::out) continue;
+    const SharedTensor& x = *a.shared.at(name);
+    const SharedTensor& y = *b.shared.at(name);
+    if (std::memcmp(x.raw(), y.raw(), x.bytes()) != 0) return false;
+  }
+  return true;
+}
+
+std::string prefixed(const StatelessCase& c, const OpStep& step, const std::string& message) {
+  return c.steps.size() > 1 ? step.op + ": " + message : message;
+}
+
+}  // namespace
+
+void merge_worst_metrics(nlohmann::json& worst, const nlohmann::json& update) {
+  for (const auto& [key, value] : update.items()) {
+    if (value.is_number() && worst.contains(key) && worst[key].is_number()) {
+      if (value.get<double>() > worst[key].get<double>()) worst[key] = value;
+    } else {
+      worst[key] = value;
+    }
+  }
+}
+
+void run_stateless_case(CaseContext& ctx, const StatelessCase& c) {
+  HARNESS_CHECK(c.generate && !c.steps.empty(), "a stateless case needs a generator and at least one op");
+  HARNESS_CHECK(c.timed_step < c.steps.size(), "timed step {} of {} ops", c.timed_step, c.steps.size());
+  double set_bytes = 0;
+  for (const TensorSpec& spec : c.tensors) set_bytes += static_cast<double>(spec.bytes());
+  const size_t set_count = ctx.timing_wanted() ? ctx.timing_sets(set_bytes) : 2;
+  // Perf cases need only the ops up to the timed one.
+  const size_t step_count = ctx.timing_wanted() ? c.timed_step + 1 : c.steps.size();
+
+  std::vector<InputSet> sets;
+  sets.reserve(set_count);
+  for (size_t s = 0; s < 2; ++s) sets.push_back(make_set(ctx, c, s));
+
+  auto check = [&](const OpStep& step, InputSet& set, const std::string& when) {
+    if (!step.check) return;
+    const CheckReport report = step.check(set.inputs, set.views);
+    merge_worst_metrics(ctx.metrics(), report.metrics);
+    if (!report.ok) ctx.fail(Verdict::wrong_answer, prefixed(c, step, when + report.message));
+  };
+
+  for (size_t i = 0; i < step_count; ++i) {
+    const OpStep& step = c.steps[i];
+    for (size_t s = 0; s < 2; ++s) {
+      ctx.call(step.op, step.scalars, bindings(sets[s], step));
+      if (s == 1 && step.check && same_outputs(sets[0], sets[1], step)) {
+        const CheckReport report = step.check(sets[1].inputs, sets[1].views);
+        if (!report.ok) {
+          ctx.fail(Verdict::stale_output,
+                   prefixed(c, step, "the second call, on new inputs, returned exactly the first call's outputs (a cached "
+                                     "answer): " + report.message));
+        }
+      }
+      check(step, sets[s], s == 0 ? "" : "second call (new inputs): ");
+    }
+  }
+  if (!ctx.timing_wanted()) return;
+
+  for (size_t s = 2; s < set_count; ++s) {
+    sets.push_back(make_set(ctx, c, s));
+    for (size_t i = 0; i < c.timed_step; ++i) {
+      ctx.call(c.steps[i].op, c.steps[i].scalars, bindings(sets[s], c.steps[i]));
+      check(c.steps[i], sets[s], fmt::format("input set {}: ", s + 1));
+    }
+  }
+  const OpStep& timed = c.steps[c.timed_step];
+  std::vector<std::vector<Binding>> timed_bindings;
+  for (const auto& set : sets) timed_bindings.push_back(bindings(set, timed));
+  ctx.time(timed.op, timed.scalars, timed_bindings);
+  for (size_t s = 0; s < sets.size(); ++s) {
+    check(timed, sets[s], fmt::format("timed repetitions, input set {} of {}: ", s + 1, sets.size()));
+  }
+}
+
+}  // namespace harness

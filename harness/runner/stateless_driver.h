@@ -1,0 +1,62 @@
+// The case driver shared by every challenge whose ops are pure functions of
+// their inputs: softmax_topk (one op), layernorm (a forward whose saved
+// state feeds a backward). The challenge describes the tensors of one input
+// set, how to generate them, the ops in order and how to check each; this
+// driver does the rest, identically for all of them:
+//   1. two input sets from different seeds; each op runs on set 0 then on
+//      set 1 before the next op starts (so a backward reading a saved state
+//      other than the one it is given is caught); each op's outputs are
+//      checked, and a second answer byte-identical to the first on new
+//      inputs is a cached answer (stale_output);
+//   2. for perf cases, more input sets (together beyond the device's cache),
+//      the ops before the timed one on each, timed calls of the timed op
+//      rotating through them, then a check of every set's outputs.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/core/tensor.h"
+#include "harness/runner/case_context.h"
+
+namespace harness {
+
+struct CheckReport {
+  bool ok = true;
+  std::string message;  // what is wrong, with the first offending elements
+  // Error metrics; for numbers, larger is worse (the worst over the input
+  // sets is recorded).
+  nlohmann::json metrics = nlohmann::json::object();
+};
+
+using HostTensors = std::map<std::string, HostTensor>;  // the generated inputs, pristine
+using TensorViews = std::map<std::string, TensorView>;  // every tensor of a set, as the ops left it
+
+struct OpStep {
+  std::string op;
+  nlohmann::json scalars = nlohmann::json::object();
+  // The op's tensors by name, with how this op uses each.
+  std::vector<std::pair<std::string, protocol::Access>> arguments;
+  // Checks this op's outputs against float64 computed from the pristine
+  // inputs; may be empty (an op whose result only a later op uses).
+  std::function<CheckReport(const HostTensors& inputs, const TensorViews& tensors)> check;
+};
+
+struct StatelessCase {
+  std::vector<TensorSpec> tensors;    // every tensor of one input set
+  std::vector<std::string> generated; // those the generator fills
+  std::function<void(uint64_t seed, HostTensors& inputs)> generate;
+  std::vector<OpStep> steps;          // run in this order on every set
+  size_t timed_step = 0;              // perf cases: the op that is timed
+};
+
+void run_stateless_case(CaseContext& ctx, const StatelessCase& c);
+
+// Keeps, for each number in `update`, the larger of it and the value in
+// `worst` (other values are copied).
+void merge_worst_metrics(nlohmann::json& worst, const nlohmann::json& update);
+
+}  // namespace harness
