@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "harness/core/error.h"
 
 namespace harness {
@@ -18,6 +20,16 @@ size_t TensorSpec::elements() const {
 
 std::string TensorSpec::describe() const {
   return fmt::format("{} {}[{}]", name, dtype_name(dtype), fmt::join(shape, ", "));
+}
+
+std::string format_index(size_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> index(shape.size(), 0);
+  for (size_t d = shape.size(); d-- > 0;) {
+    const auto extent = static_cast<size_t>(std::max<int64_t>(shape[d], 1));
+    index[d] = static_cast<int64_t>(flat % extent);
+    flat /= extent;
+  }
+  return fmt::format("[{}]", fmt::join(index, ", "));
 }
 
 HostTensor::HostTensor(TensorSpec spec) : spec_(std::move(spec)), bytes_(spec_.bytes()) {}

@@ -52,4 +52,7 @@ struct TensorView {
   size_t elements() const { return spec->elements(); }
 };
 
+// "[3, 17]" for a flat index into a row-major shape.
+std::string format_index(size_t flat, const std::vector<int64_t>& shape);
+
 }  // namespace harness

@@ -30,16 +30,6 @@ std::string status_name(int32_t status) {
 
 }  // namespace
 
-std::string format_index(size_t flat, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> index(shape.size(), 0);
-  for (size_t d = shape.size(); d-- > 0;) {
-    const auto extent = static_cast<size_t>(std::max<int64_t>(shape[d], 1));
-    index[d] = static_cast<int64_t>(flat % extent);
-    flat /= extent;
-  }
-  return fmt::format("[{}]", fmt::join(index, ", "));
-}
-
 CaseContext::CaseContext(const CaseSpec& spec, const RunSettings& settings, Executor& executor,
                          const DeviceInfo& device, CaseResult& result)
     : spec_(spec), settings_(settings), executor_(executor), device_(device), result_(result) {}

@@ -75,7 +75,4 @@ class CaseContext {
   std::vector<std::unique_ptr<SharedTensor>> tensors_;
 };
 
-// "[3, 17]" for a flat index into a row-major shape.
-std::string format_index(size_t flat, const std::vector<int64_t>& shape);
-
 }  // namespace harness

@@ -1,0 +1,87 @@
+#include "check.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "harness/core/parallel.h"
+#include "layernorm_backward/layernorm_reference.h"
+
+namespace layernorm {
+
+namespace {
+
+std::vector<double> widen(const float* values, size_t n) { return std::vector<double>(values, values + n); }
+
+// Compares one tensor and folds it into the report.
+void compare(harness::CheckReport& report, const std::string& name, const float* got, const std::vector<double>& reference,
+             const std::vector<int64_t>& shape, const Tolerances& tolerances) {
+  const harness::Tolerance& tolerance = tolerances.at(name);
+  const harness::Comparison c = harness::compare_to_reference(got, reference.data(), reference.size(), tolerance);
+  c.add_metrics(report.metrics, name);
+  const double worst = report.metrics.value("worst_scaled_error", 0.0);
+  report.metrics["worst_scaled_error"] = std::max(worst, report.metrics[name + "_max_scaled_error"].get<double>());
+  if (!c.ok()) {
+    report.ok = false;
+    report.message += (report.message.empty() ? "" : "; ") + c.describe(name, shape, tolerance);
+  }
+}
+
+// The reference over row blocks in parallel (rows are independent).
+template <typename Body>
+void per_row_block(const LnCase& c, Body body) {
+  harness::parallel_for(static_cast<size_t>(c.rows), [&](size_t begin, size_t end) {
+    body(static_cast<int64_t>(begin), static_cast<int64_t>(end - begin));
+  });
+}
+
+}  // namespace
+
+harness::CheckReport check_forward(const LnCase& c, const float* x, const float* gamma, const float* beta, const float* y,
+                                   const Tolerances& tolerances) {
+  const auto n = static_cast<size_t>(c.rows * c.dim);
+  const auto dim = static_cast<size_t>(c.dim);
+  const std::vector<double> x64 = widen(x, n), gamma64 = widen(gamma, dim), beta64 = widen(beta, dim);
+  std::vector<double> y_ref(n);
+  per_row_block(c, [&](int64_t first, int64_t count) {
+    reference::layernorm_forward(x64.data() + first * c.dim, gamma64.data(), beta64.data(), count, c.dim, c.eps,
+                                 y_ref.data() + first * c.dim);
+  });
+  harness::CheckReport report;
+  compare(report, "y", y, y_ref, {c.rows, c.dim}, tolerances);
+  return report;
+}
+
+harness::CheckReport check_backward(const LnCase& c, const float* dy, const float* x, const float* gamma, const float* dx,
+                                    const float* dgamma, const float* dbeta, const Tolerances& tolerances) {
+  const auto n = static_cast<size_t>(c.rows * c.dim);
+  const auto dim = static_cast<size_t>(c.dim);
+  const std::vector<double> dy64 = widen(dy, n), x64 = widen(x, n), gamma64 = widen(gamma, dim);
+  std::vector<double> dx_ref(n), dgamma_ref(dim, 0.0), dbeta_ref(dim, 0.0);
+  // Fixed blocks of rows in parallel; their dgamma and dbeta partials add up
+  // in float64 in block order, so the reference does not depend on the
+  // number of threads.
+  constexpr int64_t kBlockRows = 64;
+  const auto blocks = static_cast<size_t>((c.rows + kBlockRows - 1) / kBlockRows);
+  std::vector<std::vector<double>> dgamma_parts(blocks, std::vector<double>(dim)), dbeta_parts(blocks, std::vector<double>(dim));
+  harness::parallel_for(blocks, [&](size_t begin, size_t end) {
+    for (size_t b = begin; b < end; ++b) {
+      const auto first = static_cast<int64_t>(b) * kBlockRows;
+      const int64_t count = std::min(kBlockRows, c.rows - first);
+      reference::layernorm_backward(dy64.data() + first * c.dim, x64.data() + first * c.dim, gamma64.data(), count, c.dim,
+                                    c.eps, dx_ref.data() + first * c.dim, dgamma_parts[b].data(), dbeta_parts[b].data());
+    }
+  });
+  for (size_t b = 0; b < blocks; ++b) {
+    for (size_t j = 0; j < dim; ++j) {
+      dgamma_ref[j] += dgamma_parts[b][j];
+      dbeta_ref[j] += dbeta_parts[b][j];
+    }
+  }
+  harness::CheckReport report;
+  compare(report, "dx", dx, dx_ref, {c.rows, c.dim}, tolerances);
+  compare(report, "dgamma", dgamma, dgamma_ref, {c.dim}, tolerances);
+  compare(report, "dbeta", dbeta, dbeta_ref, {c.dim}, tolerances);
+  return report;
+}
+
+}  // namespace layernorm

@@ -1,0 +1,22 @@
+// The layernorm_backward checks: y after the forward; dx, dgamma and dbeta
+// after the backward; each against float64 computed from the pristine
+// float32 inputs, with the per-tensor tolerances of challenge.json.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "harness/core/error_metrics.h"
+#include "harness/runner/stateless_driver.h"
+#include "ln_case.h"
+
+namespace layernorm {
+
+using Tolerances = std::map<std::string, harness::Tolerance>;  // "y", "dx", "dgamma", "dbeta"
+
+harness::CheckReport check_forward(const LnCase& c, const float* x, const float* gamma, const float* beta, const float* y,
+                                   const Tolerances& tolerances);
+harness::CheckReport check_backward(const LnCase& c, const float* dy, const float* x, const float* gamma, const float* dx,
+                                    const float* dgamma, const float* dbeta, const Tolerances& tolerances);
+
+}  // namespace layernorm

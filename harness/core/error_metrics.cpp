@@ -1,0 +1,69 @@
+#include "harness/core/error_metrics.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "harness/core/tensor.h"
+
+namespace harness {
+
+Comparison compare_to_reference(const float* got, const double* reference, size_t n, const Tolerance& tolerance) {
+  Comparison c;
+  c.elements = n;
+  double squared_error = 0, squared_reference = 0, squared_got = 0;
+  for (size_t i = 0; i < n; ++i) c.max_reference = std::max(c.max_reference, std::fabs(reference[i]));
+  const double absolute = tolerance.scale_atol * c.max_reference;
+  double worst_excess = -INFINITY;
+  for (size_t i = 0; i < n; ++i) {
+    const double g = got[i];
+    const double r = reference[i];
+    const double bound = absolute + tolerance.rtol * std::fabs(r);
+    double error;
+    if (!std::isfinite(g) && std::isfinite(r)) {
+      ++c.non_finite;
+      error = INFINITY;
+    } else {
+      error = std::fabs(g - r);
+      if (std::isnan(error)) error = 0;  // inf == inf: both references and results agree
+    }
+    if (error > bound) ++c.violations;
+    if (std::isfinite(error)) {
+      c.max_abs_error = std::max(c.max_abs_error, error);
+      squared_error += error * error;
+    }
+    squared_reference += r * r;
+    squared_got += g * g;
+    const double excess = error - bound;
+    if (excess > worst_excess) {
+      worst_excess = excess;
+      c.worst_index = i;
+      c.worst_got = got[i];
+      c.worst_reference = r;
+      c.worst_bound = bound;
+    }
+  }
+  if (c.non_finite) c.max_abs_error = INFINITY;
+  c.max_scaled_error = c.max_reference > 0 ? c.max_abs_error / c.max_reference : c.max_abs_error;
+  c.normwise_error = squared_reference > 0 ? std::sqrt(squared_error / squared_reference) : std::sqrt(squared_got);
+  return c;
+}
+
+std::string Comparison::describe(const std::string& name, const std::vector<int64_t>& shape, const Tolerance& t) const {
+  return fmt::format("{}: {} of {} elements beyond {:g}*max|ref| + {:g}*|ref|{}; worst at {}: {:.9g} vs float64 {:.9g} (allowed {:.3g})",
+                     name, violations, elements, t.scale_atol, t.rtol,
+                     non_finite ? fmt::format(" ({} NaN or inf)", non_finite) : "", format_index(worst_index, shape),
+                     worst_got, worst_reference, worst_bound);
+}
+
+void Comparison::add_metrics(nlohmann::json& metrics, const std::string& name) const {
+  // JSON has no infinity: a non-finite result is reported as a huge error.
+  auto finite = [](double v) { return std::isfinite(v) ? v : 1e300; };
+  metrics[name + "_max_abs_error"] = finite(max_abs_error);
+  metrics[name + "_max_scaled_error"] = finite(max_scaled_error);
+  metrics[name + "_normwise_error"] = finite(normwise_error);
+  metrics[name + "_violations"] = violations;
+}
+
+}  // namespace harness

@@ -1,0 +1,53 @@
+// The layernorm case matrix covers the SPEC.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "harness/runner/challenge.h"
+#include "layernorm_backward/host/ln_case.h"
+
+namespace layernorm {
+namespace {
+
+TEST(LayerNormCases, IdsAreUniqueAndTheMatrixCoversTheSpec) {
+  std::set<std::string> ids;
+  std::set<int64_t> dims;
+  std::set<Data> data;
+  bool rows1 = false, rows65536 = false, perf_target_fwd = false, perf_target_bwd = false;
+  std::set<double> offsets;
+  for (const auto& spec : harness::find_challenge("layernorm_backward").cases()) {
+    EXPECT_TRUE(ids.insert(spec.id).second) << spec.id;
+    const LnCase c = ln_case_of(spec);
+    EXPECT_EQ(make_case_spec(spec.suite, c, spec.quick).id, spec.id);
+    dims.insert(c.dim);
+    data.insert(c.data);
+    rows1 = rows1 || c.rows == 1;
+    rows65536 = rows65536 || c.rows == 65536;
+    if (c.data == Data::offset) offsets.insert(c.amount);
+    if (spec.suite == harness::Suite::perf) {
+      EXPECT_GT(spec.bytes_moved, 64.0 * 1024 * 1024) << spec.id;
+      perf_target_fwd = perf_target_fwd || (c.rows == 4096 && c.dim == 16384 && c.ops == Ops::forward);
+      perf_target_bwd = perf_target_bwd || (c.rows == 4096 && c.dim == 16384 && c.ops == Ops::backward);
+    } else {
+      EXPECT_EQ(c.ops, Ops::both) << spec.id;
+      EXPECT_DOUBLE_EQ(spec.bytes_moved, 0) << spec.id;
+    }
+    if (spec.suite == harness::Suite::correctness) {
+      EXPECT_EQ(c.data, Data::normal) << spec.id;
+    }
+  }
+  for (int64_t d : {1, 2, 7, 64, 768, 1024, 4096, 8192, 65536}) EXPECT_TRUE(dims.count(d)) << d;
+  EXPECT_EQ(data.size(), 7u);
+  EXPECT_TRUE(rows1 && rows65536 && perf_target_fwd && perf_target_bwd);
+  EXPECT_EQ(offsets, (std::set<double>{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6}));
+}
+
+TEST(LayerNormCases, ByteModelsCountTheMinimumTraffic) {
+  const LnCase c{4096, 16384, Data::normal, 0, 1e-5f, Ops::backward};
+  EXPECT_DOUBLE_EQ(forward_bytes(c), 8.0 * 4096 * 16384 + 8.0 * 16384 + 8.0 * 4096);
+  EXPECT_DOUBLE_EQ(backward_bytes(c), 12.0 * 4096 * 16384 + 12.0 * 16384 + 8.0 * 4096);
+  EXPECT_EQ(minimum_saved_bytes(4096), 8 * 4096);
+}
+
+}  // namespace
+}  // namespace layernorm
