@@ -53,6 +53,10 @@ function(_harness_add_submission manifest root index_var)
     endif()
     set(_${_key} "${_v}")
   endforeach()
+  string(JSON _kind ERROR_VARIABLE _kind_error GET "${_json}" kind)
+  if(_kind_error)
+    set(_kind "library")
+  endif()
   _harness_json_string_array("${_json}" sources _sources)
   _harness_json_string_array("${_json}" include_dirs _include_dirs)
   _harness_json_string_array("${_json}" defines _defines)
@@ -92,6 +96,7 @@ function(_harness_add_submission manifest root index_var)
     "set(NAME [==[${_name}]==])\n"
     "set(CHALLENGE [==[${_challenge}]==])\n"
     "set(DEVICE [==[${_device}]==])\n"
+    "set(KIND [==[${_kind}]==])\n"
     "set(SOURCES [==[${_sources}]==])\n"
     "set(INCLUDE_DIRS [==[${_include_dirs}]==])\n"
     "set(DEFINES [==[${_defines}]==])\n"

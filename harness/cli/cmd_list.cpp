@@ -54,8 +54,9 @@ int list(const ListArguments& args) {
       if (r.challenge != c->name()) continue;
       const SubmissionInfo info = r.info();
       std::string detail = r.build.status == "ok" ? info.origin : r.build.reason;
+      const std::string role = info.kind == "process" ? info.role + "*" : info.role;
       std::printf("  %-20s %-36s %-6s %-10s %-12s %s\n", c->name().c_str(), info.name.c_str(), info.device.c_str(),
-                  info.role.c_str(), r.build.status.c_str(), detail.c_str());
+                  role.c_str(), r.build.status.c_str(), detail.c_str());
     }
     for (ControlKind kind : all_controls()) {
       std::printf("  %-20s %-36s %-6s %-10s %-12s %s\n", c->name().c_str(), control_name(kind).c_str(), "cpu", "control",
@@ -70,6 +71,7 @@ int list(const ListArguments& args) {
                                               r.manifest_error.empty() ? "unknown challenge '" + r.challenge + "'" : r.manifest_error));
   }
   for (const auto& o : orphans) std::printf("  not usable: %s\n", o.c_str());
+  std::printf("  (* a process submission: docs/PROCESS_PROTOCOL.md)\n");
 
   std::printf("\nDevices:\n");
   for (const auto& d : discover_devices()) {

@@ -7,6 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+extern char** environ;
+
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
@@ -40,6 +43,20 @@ WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::vector<std::string> environment;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    const bool replaced = std::any_of(launch.environment.begin(), launch.environment.end(),
+                                      [&](const std::string& extra) { return extra.rfind(name + "=", 0) == 0; });
+    if (!replaced) environment.push_back(entry);
+  }
+  environment.insert(environment.end(), launch.environment.begin(), launch.environment.end());
+  std::vector<char*> envp;
+  for (auto& e : environment) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const char* directory = launch.working_directory.empty() ? nullptr : launch.working_directory.c_str();
+  const bool stdio = launch.protocol_on_stdio;
   const pid_t parent = ::getpid();
 
   pid_ = ::fork();
@@ -53,23 +70,30 @@ WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(125);
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) ::dup2(null_fd, 0);
-    ::dup2(log_fd, 1);
+    if (directory && ::chdir(directory) != 0) ::_exit(126);
     ::dup2(log_fd, 2);
-    if (sockets[1] == 3) {
-      ::fcntl(3, F_SETFD, 0);  // dup2 onto itself would keep close-on-exec
+    if (stdio) {
+      ::dup2(sockets[1], 0);
+      ::dup2(sockets[1], 1);
     } else {
-      ::dup2(sockets[1], 3);
+      const int null_fd = ::open("/dev/null", O_RDONLY);
+      if (null_fd >= 0) ::dup2(null_fd, 0);
+      ::dup2(log_fd, 1);
+      if (sockets[1] == 3) {
+        ::fcntl(3, F_SETFD, 0);  // dup2 onto itself would keep close-on-exec
+      } else {
+        ::dup2(sockets[1], 3);
+      }
     }
-    ::execv(argv[0], argv.data());
-    const char message[] = "harness-worker: exec failed\n";
+    ::execvpe(argv[0], argv.data(), envp.data());
+    const char message[] = "harness: exec of the submission's command failed\n";
     (void)!::write(2, message, sizeof message - 1);
     ::_exit(127);
   }
   ::setpgid(pid_, pid_);  // also from the parent: whichever runs first wins the race
   ::close(sockets[1]);
   ::close(log_fd);
+  socket_fd_ = sockets[0];
   channel_ = std::make_unique<Channel>(sockets[0]);
 }
 

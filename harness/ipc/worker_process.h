@@ -1,6 +1,8 @@
-// A worker child process: started with fork/exec in its own process group,
-// with the channel's socket as fd 3, stdin from /dev/null and stdout/stderr
-// appended to a log file. It dies with the harness (PR_SET_PDEATHSIG).
+// A child process that runs submission code: started with fork/exec in its
+// own process group, dying with the harness (PR_SET_PDEATHSIG). Its socket to
+// the harness is fd 3 (harness-worker) or its stdin and stdout (a process
+// submission speaking docs/PROCESS_PROTOCOL.md); stderr, and stdout when it
+// is not the protocol, are appended to a log file.
 #pragma once
 
 #include <sys/types.h>
@@ -15,9 +17,12 @@
 namespace harness {
 
 struct WorkerLaunch {
-  std::string executable;
+  std::string executable;              // a path, or a name looked up on PATH
   std::vector<std::string> arguments;  // without argv[0]
   std::string log_path;
+  std::string working_directory;       // empty: the harness's
+  std::vector<std::string> environment;  // "NAME=value" added to (or replacing in) the harness's
+  bool protocol_on_stdio = false;      // the socket becomes stdin and stdout instead of fd 3
 };
 
 class WorkerProcess {
@@ -28,6 +33,8 @@ class WorkerProcess {
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
   Channel& channel() { return *channel_; }
+  // The socket, for protocols other than Channel's framing.
+  int socket_fd() const { return socket_fd_; }
   pid_t pid() const { return pid_; }
 
   // Waits up to timeout_s for the worker to exit on its own; returns how it
@@ -41,6 +48,7 @@ class WorkerProcess {
   bool reaped_ = false;
   std::string ending_;
   std::unique_ptr<Channel> channel_;
+  int socket_fd_ = -1;
 };
 
 // "was killed by signal 11 (Segmentation fault)", "exited with code 3".

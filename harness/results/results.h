@@ -60,6 +60,7 @@ struct SubmissionInfo {
   std::string challenge;
   std::string device;  // "cpu" | "cuda"
   std::string role;    // "submission", "reference", "baseline", "mutant", "control"
+  std::string kind = "library";  // "library", "process" or "control"
   std::string origin;
   std::string description;
   std::string manifest_path;  // empty for the built-in controls

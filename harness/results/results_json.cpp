@@ -107,6 +107,7 @@ json to_json(const SubmissionInfo& s) {
               {"challenge", s.challenge},
               {"device", s.device},
               {"role", s.role},
+              {"kind", s.kind},
               {"origin", s.origin},
               {"description", s.description},
               {"manifest", s.manifest_path},
@@ -119,6 +120,7 @@ SubmissionInfo submission_from_json(const json& j) {
   s.challenge = j.at("challenge").get<std::string>();
   s.device = j.at("device").get<std::string>();
   s.role = j.value("role", "submission");
+  s.kind = j.value("kind", "library");
   s.origin = j.value("origin", "");
   s.description = j.value("description", "");
   s.manifest_path = j.value("manifest", "");

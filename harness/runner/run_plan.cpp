@@ -94,6 +94,8 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
       e.submission = record.info();
       e.build = record.build;
       e.library = record.library;
+      e.process_command = record.process_command;
+      e.folder = record.manifest ? record.manifest->folder : "";
       candidates.push_back(std::move(e));
     }
     {  // The built-in controls are candidates like mutants: they run when asked for.
@@ -104,6 +106,7 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
         e.submission.challenge = challenge->name();
         e.submission.device = "cpu";
         e.submission.role = "control";
+        e.submission.kind = "control";
         e.submission.origin = "built into the harness";
         e.submission.description = control_description(kind);
         e.submission.expect = Expectation{Suite::correctness, Verdict::wrong_answer, true};

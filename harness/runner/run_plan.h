@@ -32,6 +32,8 @@ struct PlannedEntry {
   SubmissionInfo submission;
   BuildInfo build;
   std::string library;                  // compiled submissions
+  std::vector<std::string> process_command;  // process submissions
+  std::string folder;                   // the submission's folder
   std::optional<ControlKind> control;   // built-in negative controls
   const DeviceInfo* device = nullptr;
   std::vector<CaseSpec> cases;

@@ -10,6 +10,7 @@
 #include "harness/core/rng.h"
 #include "harness/runner/case_context.h"
 #include "harness/runner/control_executor.h"
+#include "harness/runner/process_executor.h"
 #include "harness/runner/worker_executor.h"
 
 namespace harness {
@@ -43,14 +44,25 @@ class ScratchFolder {
 
 std::unique_ptr<Executor> make_executor(const PlannedEntry& entry, const ScratchFolder& scratch) {
   if (entry.control) return std::make_unique<ControlExecutor>(*entry.control, *entry.challenge);
+  const std::string stem = fmt::format("{}-{}-{}", entry.challenge->name(), entry.submission.name,
+                                       entry.device->kind + std::to_string(entry.device->index));
+  if (entry.submission.kind == "process") {
+    ProcessTarget target;
+    target.challenge = entry.challenge->name();
+    target.abi_version = entry.challenge->abi_version();
+    target.command = entry.process_command;
+    target.folder = entry.folder;
+    target.log_path = scratch.file(stem + ".log");
+    target.scratch = scratch.file(stem + ".tensors");
+    return std::make_unique<ProcessExecutor>(std::move(target));
+  }
   WorkerTarget target;
   target.challenge = entry.challenge->name();
   target.library = entry.library;
   target.device_kind = entry.device->kind;
   target.device_index = entry.device->index;
   target.worker_executable = worker_executable();
-  target.log_path = scratch.file(fmt::format("{}-{}-{}.log", entry.challenge->name(), entry.submission.name,
-                                             entry.device->kind + std::to_string(entry.device->index)));
+  target.log_path = scratch.file(stem + ".log");
   return std::make_unique<WorkerExecutor>(std::move(target));
 }
 

@@ -1,9 +1,7 @@
 #include "harness/runner/worker_executor.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <fstream>
 
 #include "harness/core/error.h"
 #include "harness/runner/verdict.h"
@@ -17,10 +15,6 @@ constexpr double kStartTimeoutSeconds = 120;  // loading a library and creating 
 constexpr double kSmallRequestTimeoutSeconds = 60;
 constexpr size_t kOutputInMessages = 1500;
 
-size_t file_size(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
-}
 }  // namespace
 
 json bindings_to_json(const std::vector<Binding>& tensors) {
@@ -37,9 +31,7 @@ json bindings_to_json(const std::vector<Binding>& tensors) {
   return list;
 }
 
-WorkerExecutor::WorkerExecutor(WorkerTarget target) : target_(std::move(target)) {
-  std::ofstream(target_.log_path, std::ios::trunc);  // a fresh log per executor
-}
+WorkerExecutor::WorkerExecutor(WorkerTarget target) : target_(std::move(target)), log_(target_.log_path) {}
 
 WorkerExecutor::~WorkerExecutor() {
   if (!process_) return;
@@ -55,29 +47,13 @@ std::string WorkerExecutor::device_clock() const {
   return target_.device_kind == "cuda" ? "cuda-events" : "cpu-monotonic";
 }
 
-std::string WorkerExecutor::output_tail(size_t max_bytes) const {
-  const size_t size = file_size(target_.log_path);
-  if (size <= output_offset_) return "";
-  const size_t length = std::min(size - output_offset_, max_bytes);
-  std::ifstream in(target_.log_path, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(size - length));
-  std::string text(length, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(length));
-  text.resize(static_cast<size_t>(in.gcount()));
-  return size - output_offset_ > max_bytes ? "..." + text : text;
-}
-
-std::string WorkerExecutor::drain_output(size_t max_bytes) {
-  std::string text = output_tail(max_bytes);
-  output_offset_ = file_size(target_.log_path);
-  return text;
-}
+std::string WorkerExecutor::drain_output(size_t max_bytes) { return log_.drain(max_bytes); }
 
 void WorkerExecutor::worker_lost(Verdict verdict, const std::string& what, const std::string& how) {
   std::string message = fmt::format("the worker {} during {}", how, what);
   process_.reset();
   mapped_.clear();
-  const std::string output = output_tail(kOutputInMessages);
+  const std::string output = log_.tail(kOutputInMessages);
   if (!output.empty()) message += fmt::format("; its last output: {}", output);
   throw VerdictException(verdict, message);
 }

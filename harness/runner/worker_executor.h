@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "harness/ipc/process_log.h"
 #include "harness/ipc/worker_process.h"
 #include "harness/runner/executor.h"
 #include "harness/runner/verdict.h"
@@ -47,13 +48,11 @@ class WorkerExecutor : public Executor {
   // Turns a reply's fault into the verdict it costs.
   void raise_fault(const std::optional<protocol::Fault>& fault, const std::string& what);
   [[noreturn]] void worker_lost(Verdict verdict, const std::string& what, const std::string& how);
-  std::string output_tail(size_t max_bytes) const;
-
   WorkerTarget target_;
+  ProcessLog log_;
   std::unique_ptr<WorkerProcess> process_;
   std::set<uint64_t> mapped_;
   std::optional<std::string> load_failure_;
-  size_t output_offset_ = 0;
   int starts_ = 0;
 };
 

@@ -8,6 +8,7 @@
 
 #include "harness/core/error.h"
 #include "harness/core/files.h"
+#include "harness/submissions/process_command.h"
 
 #ifndef HARNESS_BUILD_DIR
 #error "HARNESS_BUILD_DIR must be defined by the build"
@@ -79,6 +80,7 @@ SubmissionInfo SubmissionRecord::info() const {
     s.origin = manifest->origin;
     s.description = manifest->description;
     s.expect = manifest->expect;
+    s.kind = manifest->kind;
   } else {
     s.device = "cpu";
     s.role = "submission";
@@ -124,7 +126,15 @@ Catalog Catalog::load(const std::string& index_path) {
       }
       if (record.name.empty()) record.name = record.manifest_path;
     }
-    read_build(record, item.at("build_dir").get<std::string>());
+    if (record.manifest && record.manifest->kind == "process") {
+      std::string why;
+      const auto resolved = resolve_process_command(record.manifest->command, record.manifest->folder, &why);
+      record.build.status = resolved ? "ok" : "unavailable";
+      record.build.reason = resolved ? resolved->note : why;
+      if (resolved) record.process_command = resolved->argv;
+    } else {
+      read_build(record, item.at("build_dir").get<std::string>());
+    }
     if (!record.manifest_error.empty()) {
       record.build.status = "failed";
       record.build.reason = record.manifest_error;

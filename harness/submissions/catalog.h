@@ -18,6 +18,7 @@ struct SubmissionRecord {
   std::string manifest_error;
   BuildInfo build;
   std::string library;  // the shared library, when built
+  std::vector<std::string> process_command;  // a process submission's resolved command
   std::string build_log_path;
 
   // Name and challenge as best known (from the raw file if the manifest is invalid).

@@ -15,9 +15,9 @@ using nlohmann::json;
 
 namespace {
 
-const std::set<std::string> kKnownKeys{"name",         "challenge", "device",     "sources",    "origin",
-                                       "description",  "role",      "include_dirs", "defines",  "flags",
-                                       "cuda_flags",   "link_flags", "expect"};
+const std::set<std::string> kKnownKeys{"name",       "challenge",  "device",     "sources", "origin",
+                                       "description", "role",      "include_dirs", "defines", "flags",
+                                       "cuda_flags", "link_flags", "expect",       "kind",    "command"};
 const std::set<std::string> kRoles{"submission", "reference", "baseline", "mutant"};
 
 [[noreturn]] void invalid(const std::string& path, const std::string& problem) {
@@ -79,8 +79,16 @@ Manifest parse_manifest(const json& doc, const std::string& path) {
   if (m.device != "cpu" && m.device != "cuda") {
     invalid(path, fmt::format("device \"{}\" must be \"cpu\" or \"cuda\"", m.device));
   }
+  if (doc.contains("kind")) m.kind = required_string(doc, "kind", path);
+  if (m.kind != "library" && m.kind != "process") {
+    invalid(path, fmt::format("kind \"{}\" must be \"library\" or \"process\"", m.kind));
+  }
   m.sources = string_list(doc, "sources", path);
-  if (m.sources.empty()) invalid(path, "\"sources\" lists no files");
+  m.command = string_list(doc, "command", path);
+  if (m.kind == "library" && m.sources.empty()) invalid(path, "\"sources\" lists no files");
+  if (m.kind == "library" && !m.command.empty()) invalid(path, "\"command\" is for process submissions (\"kind\": \"process\")");
+  if (m.kind == "process" && m.command.empty()) invalid(path, "a process submission needs \"command\": [program, arguments...]");
+  if (m.kind == "process" && m.device != "cpu") invalid(path, "a process submission runs on \"device\": \"cpu\"");
   m.origin = optional_string(doc, "origin", path);
   m.description = optional_string(doc, "description", path);
   if (doc.contains("role")) m.role = required_string(doc, "role", path);

@@ -22,6 +22,8 @@ struct Manifest {
   std::string origin;
   std::string description;
   std::string role = "submission";  // "submission", "reference", "baseline", "mutant"
+  std::string kind = "library";     // "library" (compiled) or "process" (docs/PROCESS_PROTOCOL.md)
+  std::vector<std::string> command; // process: the program and its arguments
   std::vector<std::string> sources;
   std::vector<std::string> include_dirs;
   std::vector<std::string> defines;

@@ -4,8 +4,8 @@
 //
 // The legacy default stream orders itself against every blocking stream, so
 // events recorded on it cover work a submission launches on its own
-// (blocking) streams. Work on non-blocking streams escapes them; the timing
-// loop's wall-clock cross-check (timing_loop.cpp) catches that case.
+// (blocking) streams. Work on non-blocking streams escapes them; the
+// wall-clock cross-check in CaseContext::time catches that case.
 #include <cuda_runtime.h>
 
 #include <cstring>

@@ -5,7 +5,7 @@
 #include <exception>
 
 #include "harness/core/clock.h"
-#include "harness/worker/timing_loop.h"
+#include "harness/core/timing_loop.h"
 
 namespace harness {
 
@@ -139,20 +139,37 @@ json WorkerSession::time(const json& request) {
   std::vector<std::vector<protocol::TensorBinding>> set_bindings;
   for (const auto& set : request.at("sets")) set_bindings.push_back(bindings_of(set));
 
-  std::vector<TimedSet> sets;
-  for (const auto& tensors : set_bindings) {
-    TimedSet timed;
-    timed.call = adapter_.prepare(op, bind(scalars, tensors));
-    for (const auto& t : tensors) {
-      if (protocol::is_written(t.access)) timed.outputs.emplace_back(&buffer(t.buffer), t);
+  // Per set: its bound call, and the outputs to poison again before every
+  // call, so that a call that skips its work leaves poison the harness finds.
+  std::vector<BoundCall> calls;
+  std::vector<std::vector<std::pair<MappedBuffer*, protocol::TensorBinding>>> outputs(set_bindings.size());
+  for (size_t s = 0; s < set_bindings.size(); ++s) {
+    calls.push_back(adapter_.prepare(op, bind(scalars, set_bindings[s])));
+    for (const auto& t : set_bindings[s]) {
+      if (protocol::is_written(t.access)) outputs[s].emplace_back(&buffer(t.buffer), t);
     }
-    sets.push_back(std::move(timed));
   }
   backend_.synchronize();
+  auto timer = backend_.make_timer();
+  // Poison, synchronise so the host clock starts on an idle device, then time
+  // the call alone.
+  auto one_call = [&](size_t s) {
+    for (auto& [mapped, binding] : outputs[s]) backend_.poison(*mapped, binding);
+    backend_.synchronize();
+    TimedCall timed;
+    const int64_t wall_start = monotonic_ns();
+    timer->start();
+    timed.status = calls[s].invoke();
+    timer->stop();
+    backend_.synchronize();
+    timed.wall_ns = static_cast<double>(monotonic_ns() - wall_start);
+    if (timed.status == 0) timed.device_ns = timer->elapsed_ns();
+    return timed;
+  };
 
   protocol::TimeReply reply;
   try {
-    reply = run_timing_loop(backend_, sets, policy);
+    reply = run_timing_loop(set_bindings.size(), one_call, policy);
   } catch (const DeviceFault&) {
     throw;
   } catch (const std::exception& e) {

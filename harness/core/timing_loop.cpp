@@ -1,7 +1,8 @@
-#include "harness/worker/timing_loop.h"
+#include "harness/core/timing_loop.h"
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "harness/core/clock.h"
 
@@ -21,41 +22,22 @@ double running_median(std::vector<double> values) {
 
 }  // namespace
 
-protocol::TimeReply run_timing_loop(DeviceBackend& backend, std::vector<TimedSet>& sets,
+protocol::TimeReply run_timing_loop(size_t set_count, const std::function<TimedCall(size_t)>& call,
                                     const protocol::TimingPolicy& policy) {
   protocol::TimeReply reply;
-  if (sets.empty()) return reply;
-  auto timer = backend.make_timer();
+  if (set_count == 0) return reply;
+  const size_t n = set_count;
 
-  // One call: poison outputs, synchronise so the host clock starts on an idle
-  // device, then time the call alone.
-  auto call = [&](TimedSet& set, bool measured) {
-    for (auto& [buffer, binding] : set.outputs) backend.poison(*buffer, binding);
-    backend.synchronize();
-    const int64_t wall_start = monotonic_ns();
-    timer->start();
-    const int32_t status = set.call.invoke();
-    timer->stop();
-    backend.synchronize();
-    const int64_t wall_end = monotonic_ns();
-    if (status != 0) {
-      reply.status = status;
-      return false;
-    }
-    if (measured) {
-      reply.device_ns.push_back(timer->elapsed_ns());
-      reply.wall_ns.push_back(static_cast<double>(wall_end - wall_start));
-    }
-    return true;
-  };
-
-  const size_t n = sets.size();
   const int64_t warmup_start = monotonic_ns();
+  const auto warmup_ns = static_cast<int64_t>(policy.warmup_ms * 1e6);
   size_t index = 0;
   // A bounded warm-up: every set once, then more until warmup_ms has passed.
-  const auto warmup_ns = static_cast<int64_t>(policy.warmup_ms * 1e6);
   while (index < n || (monotonic_ns() - warmup_start < warmup_ns && index < 100 * n)) {
-    if (!call(sets[index % n], false)) return reply;
+    const TimedCall c = call(index % n);
+    if (c.status != 0) {
+      reply.status = c.status;
+      return reply;
+    }
     ++index;
   }
   reply.warmup_calls = index;
@@ -65,9 +47,15 @@ protocol::TimeReply run_timing_loop(DeviceBackend& backend, std::vector<TimedSet
   double last_median = -1;
   int settled_checks = 0;
   const size_t check_every = std::max<size_t>(n, 10);
-  for (size_t i = 0;; ++i) {
-    if (!call(sets[(index + i) % n], true)) return reply;
-    measured_ns += reply.device_ns.back();
+  while (true) {
+    const TimedCall c = call((index + reply.device_ns.size()) % n);
+    if (c.status != 0) {
+      reply.status = c.status;
+      return reply;
+    }
+    reply.device_ns.push_back(c.device_ns);
+    reply.wall_ns.push_back(c.wall_ns);
+    measured_ns += c.device_ns;
     const size_t count = reply.device_ns.size();
     const double elapsed_ms = static_cast<double>(monotonic_ns() - measure_start) / 1e6;
     // The time budget ends the loop, but never before kMinimumSamples: a
@@ -75,7 +63,7 @@ protocol::TimeReply run_timing_loop(DeviceBackend& backend, std::vector<TimedSet
     if (count >= policy.max_samples) break;
     if (elapsed_ms >= policy.max_ms && count >= kMinimumSamples) break;
     // Every set must have been timed at least once after its last poisoning.
-    const bool enough = count >= std::max(policy.min_samples, n) && measured_ns / 1e6 >= policy.min_ms;
+    const bool enough = count >= std::max({policy.min_samples, n, kMinimumSamples}) && measured_ns / 1e6 >= policy.min_ms;
     if (count % check_every == 0) {
       const double median = running_median(reply.device_ns);
       const bool steady = last_median > 0 && std::fabs(median - last_median) <= policy.settle_tolerance * median;

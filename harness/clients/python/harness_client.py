@@ -1,0 +1,83 @@
+"""The client side of the harness's process protocol (docs/PROCESS_PROTOCOL.md).
+
+A submission in Python is one function per operation and a call to serve():
+
+    import numpy as np
+    import harness_client
+
+    def softmax_topk(scalars, logits):
+        ...
+        return {"probs": probs, "indices": indices}
+
+    harness_client.serve({"softmax_topk": softmax_topk})
+
+Each function receives the request's scalars (a dict) and its input tensors
+as keyword arguments (NumPy arrays, by the names of the challenge's ABI), and
+returns a dict: arrays for the outputs, numbers for scalar results. Outputs
+are cast to the dtype the harness asks for when NumPy calls that a same-kind
+cast (float64 to float32, int64 to int32); their shape is never changed.
+Raise Unsupported for a case the submission does not handle.
+
+Standard output carries the protocol: print diagnostics to standard error.
+Needs only the standard library and NumPy.
+"""
+
+import json
+import sys
+import traceback
+
+import numpy as np
+
+PROTOCOL = 1
+
+
+class Unsupported(Exception):
+    """Raised by an operation for a case it does not handle."""
+
+
+def _reply(stream, message):
+    stream.write(json.dumps(message) + "\n")
+    stream.flush()
+
+
+def _call(ops, request):
+    """Runs one request; returns the reply."""
+    reply = {"type": "reply", "id": request["id"], "scalars": {}}
+    function = ops.get(request["op"])
+    if function is None:
+        return dict(reply, status="unsupported", message="no function for op " + request["op"])
+    try:
+        inputs = {name: np.load(path) for name, path in request["inputs"].items()}
+        results = function(request["scalars"], **inputs) or {}
+        for name, spec in request["outputs"].items():
+            if name not in results:
+                raise ValueError("the function returned no output named %r" % name)
+            array = np.asarray(results[name]).astype(np.dtype(spec["dtype"]), casting="same_kind", copy=False)
+            np.save(spec["path"], np.ascontiguousarray(array), allow_pickle=False)
+        for name, value in results.items():
+            if name not in request["outputs"]:
+                reply["scalars"][name] = value.item() if isinstance(value, np.generic) else value
+        reply["status"] = "ok"
+    except Unsupported as reason:
+        reply.update(status="unsupported", message=str(reason))
+    except Exception:  # the submission's own failure: reported, never fatal
+        reply.update(status="error", message=traceback.format_exc(limit=3))
+    return reply
+
+
+def serve(ops, stdin=None, stdout=None):
+    """Answers the harness's requests until it says exit or closes stdin."""
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    for line in stdin:
+        request = json.loads(line)
+        kind = request.get("type")
+        if kind == "hello":
+            if request.get("protocol") != PROTOCOL:
+                _reply(stdout, {"type": "error", "message": "this client speaks protocol %d" % PROTOCOL})
+                return
+            _reply(stdout, {"type": "hello", "protocol": PROTOCOL, "ops": sorted(ops)})
+        elif kind == "call":
+            _reply(stdout, _call(ops, request))
+        elif kind == "exit":
+            return

@@ -1,0 +1,160 @@
+#include "harness/core/npy.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "harness/core/error.h"
+#include "harness/core/files.h"
+
+namespace harness {
+
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicSize = 6;
+
+struct Descr {
+  const char* text;
+  DType dtype;
+};
+// '|u1' and '<u1' both mean single bytes; numpy writes '|u1'.
+const Descr kDescrs[] = {{"<f4", DType::f32}, {"<f8", DType::f64}, {"<i4", DType::i32},
+                         {"<i8", DType::i64}, {"|u1", DType::u8},  {"<u1", DType::u8}};
+
+[[noreturn]] void malformed(const std::string& origin, const std::string& problem) {
+  throw UsageError(fmt::format("{}: not a usable .npy file: {}", origin, problem));
+}
+
+// The value of `key` in the header dictionary, as written: "'<f4'",
+// "False", "(3, 4)".
+std::string dict_value(const std::string& header, const std::string& key, const std::string& origin) {
+  const std::string quoted = "'" + key + "'";
+  const auto at = header.find(quoted);
+  if (at == std::string::npos) malformed(origin, fmt::format("the header has no {}: {}", quoted, header));
+  auto pos = header.find(':', at + quoted.size());
+  if (pos == std::string::npos) malformed(origin, "a header key without a value");
+  ++pos;
+  while (pos < header.size() && header[pos] == ' ') ++pos;
+  const char open = header[pos];
+  size_t end;
+  if (open == '\'') {
+    end = header.find('\'', pos + 1) + 1;
+  } else if (open == '(') {
+    end = header.find(')', pos) + 1;
+  } else {
+    end = header.find_first_of(",}", pos);
+  }
+  if (end == std::string::npos || end == 0 || end <= pos) malformed(origin, fmt::format("unreadable value of {}", quoted));
+  return header.substr(pos, end - pos);
+}
+
+std::vector<int64_t> parse_shape(const std::string& text, const std::string& origin) {
+  std::vector<int64_t> shape;
+  std::string inner = text.substr(1, text.size() - 2);  // without ( )
+  std::stringstream parts(inner);
+  for (std::string part; std::getline(parts, part, ',');) {
+    const auto first = part.find_first_not_of(" ");
+    if (first == std::string::npos) continue;  // "(3,)" leaves an empty part
+    part = part.substr(first, part.find_last_not_of(" ") - first + 1);
+    if (part.empty() || !std::all_of(part.begin(), part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      malformed(origin, fmt::format("shape {} is not a tuple of non-negative integers", text));
+    }
+    shape.push_back(std::stoll(part));
+  }
+  return shape;
+}
+
+}  // namespace
+
+std::string npy_descr(DType dtype) {
+  for (const auto& d : kDescrs) {
+    if (d.dtype == dtype) return d.text;
+  }
+  throw UsageError(fmt::format("{} cannot be written to .npy", dtype_name(dtype)));
+}
+
+void write_npy(const std::string& path, DType dtype, const std::vector<int64_t>& shape, const void* data) {
+  std::string shape_text = "(";
+  for (size_t i = 0; i < shape.size(); ++i) shape_text += fmt::format("{}{}", i ? ", " : "", shape[i]);
+  shape_text += shape.size() == 1 ? ",)" : ")";
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", npy_descr(dtype), shape_text);
+  // Pad with spaces so that the data starts at a multiple of 64 bytes.
+  const size_t unpadded = kMagicSize + 2 + 2 + header.size() + 1;
+  header += std::string((64 - unpadded % 64) % 64, ' ') + "\n";
+  HARNESS_CHECK(header.size() < 65536, "a .npy header of {} bytes", header.size());
+  size_t elements = 1;
+  for (int64_t extent : shape) elements *= static_cast<size_t>(extent);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw UsageError(fmt::format("cannot write '{}'", path));
+  const auto header_size = static_cast<uint16_t>(header.size());
+  out.write(kMagic, kMagicSize);
+  out.put(1);
+  out.put(0);
+  out.put(static_cast<char>(header_size & 0xFF));
+  out.put(static_cast<char>(header_size >> 8));
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(elements * dtype_size(dtype)));
+  HARNESS_CHECK(out.good(), "writing '{}' failed", path);
+}
+
+NpyArray parse_npy(const std::string& bytes, const std::string& origin) {
+  if (bytes.size() < kMagicSize + 4 || std::memcmp(bytes.data(), kMagic, kMagicSize) != 0) {
+    malformed(origin, "it does not start with the .npy magic \\x93NUMPY");
+  }
+  const auto major = static_cast<unsigned char>(bytes[kMagicSize]);
+  size_t header_size;
+  size_t header_start;
+  if (major == 1) {
+    header_size = static_cast<unsigned char>(bytes[8]) | static_cast<size_t>(static_cast<unsigned char>(bytes[9])) << 8;
+    header_start = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) malformed(origin, "truncated header");
+    header_size = 0;
+    for (int i = 3; i >= 0; --i) header_size = header_size << 8 | static_cast<unsigned char>(bytes[8 + static_cast<size_t>(i)]);
+    header_start = 12;
+  } else {
+    malformed(origin, fmt::format("format version {} (expected 1, 2 or 3)", major));
+  }
+  if (bytes.size() < header_start + header_size) malformed(origin, "the header is cut off");
+  const std::string header = bytes.substr(header_start, header_size);
+
+  NpyArray array;
+  const std::string descr = dict_value(header, "descr", origin);
+  bool known = false;
+  for (const auto& d : kDescrs) {
+    if (descr == fmt::format("'{}'", d.text)) {
+      array.dtype = d.dtype;
+      known = true;
+    }
+  }
+  if (!known) {
+    malformed(origin, fmt::format("dtype {} (accepted: little-endian float32 '<f4', float64 '<f8', int32 '<i4', "
+                                  "int64 '<i8', uint8 '|u1')", descr));
+  }
+  const std::string order = dict_value(header, "fortran_order", origin);
+  if (order != "False") malformed(origin, fmt::format("fortran_order {} (only C order is accepted)", order));
+  const std::string shape = dict_value(header, "shape", origin);
+  if (shape.front() != '(' || shape.back() != ')') malformed(origin, fmt::format("shape {} is not a tuple", shape));
+  array.shape = parse_shape(shape, origin);
+
+  size_t elements = 1;
+  for (int64_t extent : array.shape) elements *= static_cast<size_t>(extent);
+  const size_t data_bytes = elements * dtype_size(array.dtype);
+  const size_t data_start = header_start + header_size;
+  if (bytes.size() != data_start + data_bytes) {
+    malformed(origin, fmt::format("{} data bytes for shape {} of {}, but the file holds {}", data_bytes, shape,
+                                  dtype_name(array.dtype), bytes.size() - data_start));
+  }
+  array.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(data_start), bytes.end());
+  return array;
+}
+
+NpyArray read_npy(const std::string& path) { return parse_npy(read_text_file(path), path); }
+
+}  // namespace harness

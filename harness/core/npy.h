@@ -1,0 +1,30 @@
+// NumPy .npy files: the tensor format of the process protocol
+// (docs/PROCESS_PROTOCOL.md). Versions 1.0 to 3.0, C order,
+// little-endian float32, float64, int32, int64 and uint8; anything else is a
+// UsageError that says what was found and what is accepted.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/core/dtype.h"
+#include "harness/core/tensor.h"
+
+namespace harness {
+
+struct NpyArray {
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape;
+  std::vector<unsigned char> data;  // C order
+};
+
+// Writes `data` (elements of `dtype`, C order) as a version 1.0 .npy file.
+void write_npy(const std::string& path, DType dtype, const std::vector<int64_t>& shape, const void* data);
+NpyArray read_npy(const std::string& path);
+// The same from bytes in memory; `origin` names them in messages.
+NpyArray parse_npy(const std::string& bytes, const std::string& origin);
+
+std::string npy_descr(DType dtype);  // "<f4", ...
+
+}  // namespace harness

@@ -1,0 +1,26 @@
+// Repeated, timed calls of one op over several input sets: warm-up, then
+// timed calls rotating through the sets until the policy says stop. Used by
+// the worker (compiled submissions) and by the process executor alike; each
+// supplies how one call is prepared, made and timed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include "harness/ipc/protocol.h"
+
+namespace harness {
+
+struct TimedCall {
+  int32_t status = 0;   // the submission's status; anything but 0 stops the loop
+  double device_ns = 0; // the call alone (CUDA events, or the host clock)
+  double wall_ns = 0;   // host clock around the call and a device synchronisation
+};
+
+// `call(set)` makes one call on input set `set`, which must leave that set's
+// outputs freshly written (re-poisoned before), and times it.
+protocol::TimeReply run_timing_loop(size_t set_count, const std::function<TimedCall(size_t set)>& call,
+                                    const protocol::TimingPolicy& policy);
+
+}  // namespace harness

@@ -1,0 +1,66 @@
+#include "harness/ipc/line_channel.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "harness/core/clock.h"
+
+namespace harness {
+
+void LineChannel::send(const nlohmann::json& message) {
+  const std::string line = message.dump() + "\n";
+  size_t sent = 0;
+  while (sent < line.size()) {
+    const ssize_t n = ::send(fd_, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+    if (n == -1) {
+      if (errno == EINTR) continue;
+      if (errno == EPIPE || errno == ECONNRESET) throw ChannelClosed("the process closed its standard input");
+      HARNESS_CHECK_ERRNO(-1, "send to the process");
+    }
+    sent += static_cast<size_t>(n);
+  }
+}
+
+std::optional<std::string> LineChannel::receive_line(double timeout_s) {
+  const int64_t deadline = monotonic_ns() + static_cast<int64_t>(timeout_s * 1e9);
+  while (true) {
+    const auto newline = pending_.find('\n');
+    if (newline != std::string::npos) {
+      std::string line = pending_.substr(0, newline);
+      pending_.erase(0, newline + 1);
+      return line;
+    }
+    if (pending_.size() > kMaxLineBytes) {
+      throw ChannelClosed(fmt::format("a line of more than {} bytes on standard output", kMaxLineBytes));
+    }
+    const int64_t left = deadline - monotonic_ns();
+    if (left <= 0) return std::nullopt;
+    pollfd p{fd_, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left / 1000000 + 1, 1 << 30)));
+    if (ready == -1) {
+      if (errno == EINTR) continue;
+      HARNESS_CHECK_ERRNO(-1, "poll on the process's standard output");
+    }
+    if (ready == 0) continue;
+    char buffer[65536];
+    const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+    if (n == -1) {
+      if (errno == EINTR) continue;
+      if (errno == ECONNRESET) throw ChannelClosed("the process closed its standard output");
+      HARNESS_CHECK_ERRNO(-1, "recv from the process");
+    }
+    if (n == 0) {
+      if (!pending_.empty()) {
+        throw ChannelClosed(fmt::format("the process ended its output in the middle of a line: '{}'", pending_.substr(0, 200)));
+      }
+      throw ChannelClosed("the process closed its standard output");
+    }
+    pending_.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+}  // namespace harness

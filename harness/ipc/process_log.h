@@ -1,0 +1,26 @@
+// The log file a child process's stderr (and stdout, when it is not the
+// protocol) is appended to, read back in pieces: what it printed since the
+// last look, for the case's results and for crash messages.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace harness {
+
+class ProcessLog {
+ public:
+  explicit ProcessLog(std::string path);  // truncates the file
+  const std::string& path() const { return path_; }
+  // The last max_bytes of what was written since the last drain ("..." in
+  // front when cut), without consuming it.
+  std::string tail(size_t max_bytes) const;
+  // The same, and consumed.
+  std::string drain(size_t max_bytes);
+
+ private:
+  std::string path_;
+  size_t offset_ = 0;
+};
+
+}  // namespace harness

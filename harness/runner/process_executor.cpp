@@ -1,0 +1,251 @@
+#include "harness/runner/process_executor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "harness/core/clock.h"
+#include "harness/core/error.h"
+#include "harness/core/npy.h"
+#include "harness/core/timing_loop.h"
+#include "harness_abi.h"
+
+namespace harness {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr double kHelloTimeoutSeconds = 120;
+constexpr size_t kOutputInMessages = 1500;
+
+std::string client_path() { return std::string(HARNESS_SOURCE_DIR) + "/harness/clients/python"; }
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text;
+  for (size_t i = 0; i < shape.size(); ++i) text += fmt::format("{}{}", i ? ", " : "", shape[i]);
+  return "[" + text + "]";
+}
+
+std::string truncated(const std::string& text, size_t max = 200) {
+  return text.size() > max ? text.substr(0, max) + "..." : text;
+}
+
+}  // namespace
+
+ProcessExecutor::ProcessExecutor(ProcessTarget target) : target_(std::move(target)), log_(target_.log_path) {
+  std::filesystem::create_directories(target_.scratch);
+}
+
+ProcessExecutor::~ProcessExecutor() {
+  if (process_) {
+    try {
+      channel_->send(json{{"type", "exit"}});
+      if (!process_->wait_exit(2.0)) process_->kill_and_reap();
+    } catch (...) {
+    }
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(target_.scratch, ignored);
+}
+
+void ProcessExecutor::lost(Verdict verdict, const std::string& what, const std::string& how) {
+  std::string message = fmt::format("the process {} during {}", how, what);
+  if (process_) process_->kill_and_reap();
+  process_.reset();
+  channel_.reset();
+  const std::string output = log_.tail(kOutputInMessages);
+  if (!output.empty()) message += fmt::format("; its last output on stderr: {}", output);
+  throw VerdictException(verdict, message);
+}
+
+json ProcessExecutor::exchange(const json& request, double timeout_s, const std::string& what) {
+  std::optional<std::string> line;
+  try {
+    channel_->send(request);
+    line = channel_->receive_line(timeout_s);
+  } catch (const ChannelClosed& closed) {
+    const auto ending = process_->wait_exit(5.0);
+    lost(Verdict::crash, what, ending ? *ending : fmt::format("broke the protocol ({})", closed.what()));
+  }
+  if (!line) lost(Verdict::timeout, what, fmt::format("gave no answer within {:.0f} s and was killed", timeout_s));
+  json reply;
+  try {
+    reply = json::parse(*line);
+  } catch (const json::exception&) {
+    lost(Verdict::error, what,
+         fmt::format("wrote a line that is not the protocol on its standard output (print to standard error "
+                     "instead): '{}'", truncated(*line)));
+  }
+  if (!reply.is_object() || !reply.contains("type") || !reply["type"].is_string()) {
+    lost(Verdict::error, what, fmt::format("answered with something that is not a protocol message: '{}'", truncated(*line)));
+  }
+  return reply;
+}
+
+void ProcessExecutor::ensure_started() {
+  if (load_failure_) throw VerdictException(Verdict::error, *load_failure_);
+  if (process_) return;
+  WorkerLaunch launch;
+  launch.executable = target_.command.front();
+  launch.arguments.assign(target_.command.begin() + 1, target_.command.end());
+  launch.log_path = log_.path();
+  launch.working_directory = target_.folder;
+  launch.protocol_on_stdio = true;
+  const char* python_path = std::getenv("PYTHONPATH");
+  launch.environment = {"HARNESS_PROTOCOL=1", "HARNESS_SCRATCH=" + target_.scratch,
+                        "PYTHONPATH=" + client_path() + (python_path && *python_path ? std::string(":") + python_path : "")};
+  process_ = std::make_unique<WorkerProcess>(launch);
+  channel_ = std::make_unique<LineChannel>(process_->socket_fd());
+  // A start that fails fails the same way for every case: remember it.
+  try {
+    const json hello = exchange(json{{"type", "hello"}, {"protocol", 1}, {"challenge", target_.challenge},
+                                     {"abi_version", target_.abi_version}, {"scratch", target_.scratch}},
+                                kHelloTimeoutSeconds, "start-up (the hello)");
+    if (hello["type"] == "error") {
+      throw VerdictException(Verdict::error, "the process refused to start: " + hello.value("message", std::string("(no message)")));
+    }
+    if (hello["type"] != "hello" || hello.value("protocol", 0) != 1 || !hello.contains("ops") || !hello["ops"].is_array()) {
+      throw VerdictException(Verdict::error, fmt::format("the process answered the hello with {}: expected "
+                                                         "{{\"type\": \"hello\", \"protocol\": 1, \"ops\": [...]}}",
+                                                         truncated(hello.dump())));
+    }
+    for (const auto& op : hello["ops"]) {
+      if (op.is_string()) ops_.insert(op.get<std::string>());
+    }
+  } catch (const VerdictException& failure) {
+    load_failure_ = "cannot start the process submission: " + failure.message();
+    if (process_) process_->kill_and_reap();
+    process_.reset();
+    channel_.reset();
+    throw VerdictException(failure.verdict() == Verdict::crash ? Verdict::crash : Verdict::error, *load_failure_);
+  }
+}
+
+int32_t ProcessExecutor::status_of(const json& reply, int64_t id, const std::string& what, std::string* message) {
+  if (reply["type"] != "reply") {
+    lost(Verdict::error, what, fmt::format("answered with a message of type {} instead of a reply", reply["type"].dump()));
+  }
+  if (!reply.contains("id") || reply["id"] != id) {
+    lost(Verdict::error, what, fmt::format("replied to request {} while request {} was waiting", reply.value("id", json()).dump(), id));
+  }
+  const std::string status = reply.value("status", "");
+  *message = reply.value("message", "");
+  if (status == "ok") return HARNESS_STATUS_OK;
+  if (status == "unsupported") return HARNESS_STATUS_UNSUPPORTED;
+  if (status == "error") return HARNESS_STATUS_ERROR;
+  throw VerdictException(Verdict::error, fmt::format("{}: the reply's status {} is not ok, unsupported or error",
+                                                     what, reply.value("status", json()).dump()));
+}
+
+// Writes the inputs and names the outputs of one request; file names start
+// with `prefix`.
+json ProcessExecutor::call_request(const std::string& op, const json& scalars, const std::vector<Binding>& tensors,
+                                   const std::string& prefix) {
+  json inputs = json::object(), outputs = json::object();
+  for (const Binding& b : tensors) {
+    const TensorSpec& spec = b.tensor->spec();
+    const std::string path = fmt::format("{}/{}-{}.npy", target_.scratch, prefix, spec.name);
+    if (b.access == protocol::Access::in) {
+      write_npy(path, spec.dtype, spec.shape, b.tensor->raw());
+      inputs[spec.name] = path;
+    } else {
+      const std::string out = fmt::format("{}/{}-{}.out.npy", target_.scratch, prefix, spec.name);
+      outputs[spec.name] = json{{"path", out}, {"dtype", dtype_name(spec.dtype)}, {"shape", spec.shape}};
+    }
+  }
+  return json{{"type", "call"}, {"op", op}, {"scalars", scalars}, {"inputs", inputs}, {"outputs", outputs}};
+}
+
+void ProcessExecutor::read_outputs(const std::vector<Binding>& tensors, const std::string& prefix, const std::string& what) {
+  for (const Binding& b : tensors) {
+    if (!protocol::is_written(b.access)) continue;
+    const TensorSpec& spec = b.tensor->spec();
+    const std::string path = fmt::format("{}/{}-{}.out.npy", target_.scratch, prefix, spec.name);
+    if (!std::filesystem::exists(path)) {
+      throw VerdictException(Verdict::error, fmt::format("{}: the process replied ok but did not write output {} ({})", what, spec.name, path));
+    }
+    NpyArray array;
+    try {
+      array = read_npy(path);
+    } catch (const UsageError& e) {
+      throw VerdictException(Verdict::error, fmt::format("{}: output {}: {}", what, spec.name, e.what()));
+    }
+    if (array.dtype != spec.dtype || array.shape != spec.shape) {
+      throw VerdictException(Verdict::error, fmt::format("{}: output {} is {}{}, expected {}{}", what, spec.name,
+                                                         dtype_name(array.dtype), shape_text(array.shape),
+                                                         dtype_name(spec.dtype), shape_text(spec.shape)));
+    }
+    std::memcpy(b.tensor->raw(), array.data.data(), array.data.size());
+    std::filesystem::remove(path);
+  }
+}
+
+protocol::CallReply ProcessExecutor::call(const std::string& op, const json& scalars, const std::vector<Binding>& tensors,
+                                          double timeout_s) {
+  ensure_started();
+  protocol::CallReply reply;
+  if (!ops_.count(op)) {
+    reply.status = HARNESS_STATUS_UNSUPPORTED;
+    reply.message = fmt::format("the process does not implement op {} (its hello listed the ops it does)", op);
+    return reply;
+  }
+  const int64_t id = next_id_++;
+  const std::string prefix = std::to_string(id);
+  json request = call_request(op, scalars, tensors, prefix);
+  request["id"] = id;
+  const int64_t start = monotonic_ns();
+  const json answer = exchange(request, timeout_s, op);
+  reply.wall_ns = static_cast<double>(monotonic_ns() - start);
+  reply.status = status_of(answer, id, op, &reply.message);
+  if (reply.status == HARNESS_STATUS_OK) {
+    read_outputs(tensors, prefix, op);
+    if (answer.contains("scalars") && answer["scalars"].is_object()) reply.scalars = answer["scalars"];
+  }
+  for (const Binding& b : tensors) {
+    if (b.access == protocol::Access::in) std::filesystem::remove(fmt::format("{}/{}-{}.npy", target_.scratch, prefix, b.tensor->spec().name));
+  }
+  return reply;
+}
+
+protocol::TimeReply ProcessExecutor::time(const std::string& op, const json& scalars,
+                                          const std::vector<std::vector<Binding>>& sets,
+                                          const protocol::TimingPolicy& policy, double timeout_s) {
+  ensure_started();
+  protocol::TimeReply reply;
+  if (!ops_.count(op)) {
+    reply.status = HARNESS_STATUS_UNSUPPORTED;
+    reply.message = fmt::format("the process does not implement op {}", op);
+    return reply;
+  }
+  // Inputs once per set; outputs deleted before every call, so a call that
+  // does not write them is caught.
+  std::vector<json> requests;
+  for (size_t s = 0; s < sets.size(); ++s) requests.push_back(call_request(op, scalars, sets[s], fmt::format("timed{}", s)));
+  const std::string what = op + " (timed repetitions)";
+  auto one_call = [&](size_t s) {
+    for (const Binding& b : sets[s]) {
+      if (protocol::is_written(b.access)) std::filesystem::remove(fmt::format("{}/timed{}-{}.out.npy", target_.scratch, s, b.tensor->spec().name));
+    }
+    const int64_t id = next_id_++;
+    json request = requests[s];
+    request["id"] = id;
+    TimedCall timed;
+    const int64_t start = monotonic_ns();
+    const json answer = exchange(request, timeout_s, what);
+    timed.device_ns = timed.wall_ns = static_cast<double>(monotonic_ns() - start);
+    timed.status = status_of(answer, id, what, &reply.message);
+    return timed;
+  };
+  const protocol::TimeReply loop = run_timing_loop(sets.size(), one_call, policy);
+  reply.status = loop.status;
+  reply.device_ns = loop.device_ns;
+  reply.wall_ns = loop.wall_ns;
+  reply.warmup_calls = loop.warmup_calls;
+  if (reply.status == HARNESS_STATUS_OK) {
+    for (size_t s = 0; s < sets.size(); ++s) read_outputs(sets[s], fmt::format("timed{}", s), what);
+  }
+  return reply;
+}
+
+}  // namespace harness

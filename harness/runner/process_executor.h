@@ -1,0 +1,66 @@
+// Runs a process submission (any executable speaking
+// docs/PROCESS_PROTOCOL.md over its stdin and stdout). Tensors travel as
+// .npy files in a scratch folder; outputs are read back into the shared
+// tensors so that the usual checks apply. Anything off-protocol costs the
+// case (error, crash, timeout); the next request starts a fresh process.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness/ipc/line_channel.h"
+#include "harness/ipc/process_log.h"
+#include "harness/ipc/worker_process.h"
+#include "harness/runner/executor.h"
+#include "harness/runner/verdict.h"
+
+namespace harness {
+
+struct ProcessTarget {
+  std::string challenge;
+  int abi_version = 0;
+  std::vector<std::string> command;  // resolved: argv[0] an absolute path
+  std::string folder;                // the submission's folder: the working directory
+  std::string log_path;              // the process's stderr
+  std::string scratch;               // a folder of its own for tensor files
+};
+
+class ProcessExecutor : public Executor {
+ public:
+  explicit ProcessExecutor(ProcessTarget target);
+  ~ProcessExecutor() override;
+
+  protocol::CallReply call(const std::string& op, const nlohmann::json& scalars,
+                           const std::vector<Binding>& tensors, double timeout_s) override;
+  protocol::TimeReply time(const std::string& op, const nlohmann::json& scalars,
+                           const std::vector<std::vector<Binding>>& sets,
+                           const protocol::TimingPolicy& policy, double timeout_s) override;
+  void release(const SharedTensor&) override {}
+  std::string drain_output(size_t max_bytes) override { return log_.drain(max_bytes); }
+  std::string device_clock() const override { return "process-wall"; }
+
+ private:
+  void ensure_started();
+  // Sends a request and returns the process's reply (a JSON object);
+  // anything else ends the case.
+  nlohmann::json exchange(const nlohmann::json& request, double timeout_s, const std::string& what);
+  nlohmann::json call_request(const std::string& op, const nlohmann::json& scalars, const std::vector<Binding>& tensors,
+                              const std::string& prefix);
+  // The reply's status as a harness_status; throws for a malformed reply.
+  int32_t status_of(const nlohmann::json& reply, int64_t id, const std::string& what, std::string* message);
+  void read_outputs(const std::vector<Binding>& tensors, const std::string& prefix, const std::string& what);
+  [[noreturn]] void lost(Verdict verdict, const std::string& what, const std::string& how);
+
+  ProcessTarget target_;
+  ProcessLog log_;
+  std::unique_ptr<WorkerProcess> process_;
+  std::unique_ptr<LineChannel> channel_;
+  std::set<std::string> ops_;
+  std::optional<std::string> load_failure_;
+  int64_t next_id_ = 1;
+};
+
+}  // namespace harness

@@ -1,0 +1,98 @@
+#include "harness/submissions/process_command.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "harness/core/files.h"
+
+namespace harness {
+
+namespace {
+
+bool is_executable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
+
+std::string find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::stringstream folders(path ? path : "");
+  for (std::string folder; std::getline(folders, folder, ':');) {
+    const std::string candidate = (std::filesystem::path(folder.empty() ? "." : folder) / name).string();
+    if (is_executable(candidate)) return std::filesystem::absolute(candidate).string();
+  }
+  return "";
+}
+
+bool imports_numpy(const std::string& python) {
+  static std::map<std::string, bool> known;
+  const auto it = known.find(python);
+  if (it != known.end()) return it->second;
+  const std::string command = fmt::format("'{}' -c 'import numpy' >/dev/null 2>&1", python);
+  return known[python] = std::system(command.c_str()) == 0;
+}
+
+std::optional<std::string> python_with_numpy(std::string* why) {
+  if (const char* chosen = std::getenv("HARNESS_PYTHON"); chosen && *chosen) {
+    if (!is_executable(chosen)) {
+      *why = fmt::format("HARNESS_PYTHON={} is not an executable", chosen);
+      return std::nullopt;
+    }
+    if (!imports_numpy(chosen)) {
+      *why = fmt::format("HARNESS_PYTHON={} cannot import numpy", chosen);
+      return std::nullopt;
+    }
+    return std::string(chosen);
+  }
+  std::vector<std::string> tried;
+  for (const std::string& candidate : {find_on_path("python3"), std::string("/usr/bin/python3")}) {
+    if (candidate.empty() || !is_executable(candidate)) continue;
+    if (imports_numpy(candidate)) return candidate;
+    tried.push_back(candidate);
+  }
+  *why = tried.empty() ? "no python3 found (install python3 and python3-numpy; scripts/install-deps.sh does)"
+                       : fmt::format("no python3 that can import numpy (tried {}; install python3-numpy, or set "
+                                     "HARNESS_PYTHON)",
+                                     fmt::join(tried, ", "));
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ResolvedCommand> resolve_process_command(const std::vector<std::string>& command, const std::string& folder,
+                                                       std::string* why) {
+  if (command.empty()) {
+    *why = "the manifest's \"command\" is empty";
+    return std::nullopt;
+  }
+  ResolvedCommand resolved{command, ""};
+  const std::string& program = command[0];
+  if (program == "python3" || program == "python") {
+    const auto python = python_with_numpy(why);
+    if (!python) return std::nullopt;
+    resolved.argv[0] = *python;
+    resolved.note = "python: " + *python;
+    return resolved;
+  }
+  if (program.find('/') != std::string::npos) {
+    const std::string path = std::filesystem::path(program).is_absolute() ? program : (std::filesystem::path(folder) / program).string();
+    if (!is_executable(path)) {
+      *why = fmt::format("'{}' is not an executable file", path);
+      return std::nullopt;
+    }
+    resolved.argv[0] = path;
+    return resolved;
+  }
+  const std::string found = find_on_path(program);
+  if (found.empty()) {
+    *why = fmt::format("'{}' is not on PATH", program);
+    return std::nullopt;
+  }
+  resolved.argv[0] = found;
+  return resolved;
+}
+
+}  // namespace harness

@@ -1,0 +1,100 @@
+// Process submissions: the NumPy examples pass; every way of breaking the
+// protocol gets a clear verdict for that case, never a crash of the harness
+// or a silent pass; a missing Python makes them unavailable, not fatal.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "harness/results/results_json.h"
+#include "support/test_support.h"
+
+namespace harness {
+namespace {
+
+bool have_numpy() { return testing::run_shell("/usr/bin/python3 -c 'import numpy'").exit_code == 0; }
+
+#define REQUIRE_NUMPY() \
+  if (!have_numpy()) GTEST_SKIP() << "python3-numpy is not installed (scripts/install-deps.sh installs it)"
+
+const std::string kCase = "correctness.normal.r64.v1024.k10";
+
+CaseResult run_mode(const std::string& mode, double timeout_s = 20) {
+  ::setenv("HARNESS_FIXTURE_MODE", mode.c_str(), 1);
+  RunSelection selection;
+  selection.challenges = {"softmax_topk"};
+  selection.submissions = {"fixture-process-misbehaving"};
+  selection.case_ids = {kCase, "correctness.normal.r64.v1024.k2"};
+  RunSettings settings;
+  settings.call_timeout_s = timeout_s;
+  const RunResults r = testing::run_selection(selection, testing::fixture_catalog(), settings);
+  ::unsetenv("HARNESS_FIXTURE_MODE");
+  return testing::case_of(testing::entry_of(r, "fixture-process-misbehaving"), kCase);
+}
+
+TEST(ProcessProtocol, AWellBehavedClientPasses) {
+  REQUIRE_NUMPY();
+  const CaseResult c = run_mode("ok");
+  EXPECT_EQ(c.verdict, Verdict::pass) << c.message;
+}
+
+TEST(ProcessProtocol, EachBreakOfTheProtocolGetsItsVerdict) {
+  REQUIRE_NUMPY();
+  struct Expected {
+    std::string mode;
+    Verdict verdict;
+    std::string message;
+  };
+  const std::vector<Expected> expected = {
+      {"garbage-before-hello", Verdict::error, "not the protocol on its standard output"},
+      {"refuse", Verdict::error, "refused to start: this client needs protocol 2"},
+      {"bad-hello", Verdict::error, "answered the hello with"},
+      {"no-ops", Verdict::unsupported, "does not implement op softmax_topk"},
+      {"garbage-line", Verdict::error, "'Computing softmax...'"},
+      {"json-array", Verdict::error, "not a protocol message: '[1, 2, 3]'"},
+      {"wrong-id", Verdict::error, "replied to request"},
+      {"bad-status", Verdict::error, "status \"fine\" is not ok, unsupported or error"},
+      {"error-status", Verdict::error, "out of patience"},
+      {"unsupported-status", Verdict::unsupported, "k too large for me"},
+      {"missing-output", Verdict::error, "did not write output probs"},
+      {"wrong-dtype", Verdict::error, "output probs is float64[64, 10], expected float32[64, 10]"},
+      {"not-npy", Verdict::error, "not a usable .npy file"},
+      {"exit", Verdict::crash, "exited with code 3"},
+      {"hang", Verdict::timeout, "gave no answer within 2 s"},
+  };
+  for (const auto& e : expected) {
+    const CaseResult c = run_mode(e.mode, 2);
+    EXPECT_EQ(c.verdict, e.verdict) << e.mode << ": " << verdict_name(c.verdict) << " " << c.message;
+    EXPECT_NE(c.message.find(e.message), std::string::npos) << e.mode << ": " << c.message;
+  }
+}
+
+TEST(ProcessProtocol, TheNumpyExamplesPassEveryCorrectnessCase) {
+  REQUIRE_NUMPY();
+  RunSelection selection;
+  selection.submissions = {"numpy"};
+  selection.suites = {Suite::correctness};
+  const RunResults r = testing::run_selection(selection, testing::project_catalog());
+  ASSERT_GE(r.entries.size(), 2u) << "a NumPy example per challenge";
+  for (const auto& e : r.entries) {
+    EXPECT_EQ(e.submission.kind, "process");
+    ASSERT_FALSE(e.cases.empty()) << e.challenge;
+    for (const auto& c : e.cases) EXPECT_EQ(c.verdict, Verdict::pass) << e.challenge << " " << c.id << ": " << c.message;
+  }
+}
+
+TEST(ProcessProtocol, WithoutPythonProcessSubmissionsAreUnavailableAndTheRunGoesOn) {
+  testing::TempFolder tmp;
+  const auto r = testing::run_cli("run softmax_topk -s numpy,cpu-fast --device cpu -q --case " + kCase + " -o " + tmp.path("r.json"),
+                                  "HARNESS_PYTHON=/nonexistent/python3");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const RunResults results = load_results(tmp.path("r.json"));
+  const CaseResult& unavailable = testing::case_of(testing::entry_of(results, "numpy"), kCase);
+  EXPECT_EQ(unavailable.verdict, Verdict::unavailable);
+  EXPECT_NE(unavailable.message.find("HARNESS_PYTHON=/nonexistent/python3 is not an executable"), std::string::npos);
+  EXPECT_EQ(testing::case_of(testing::entry_of(results, "cpu-fast"), kCase).verdict, Verdict::pass);
+  const auto listed = testing::run_cli("list softmax_topk", "HARNESS_PYTHON=/nonexistent/python3");
+  EXPECT_NE(listed.output.find("unavailable  HARNESS_PYTHON=/nonexistent/python3 is not an executable"), std::string::npos)
+      << listed.output;
+}
+
+}  // namespace
+}  // namespace harness

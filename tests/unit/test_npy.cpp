@@ -1,0 +1,76 @@
+// .npy reading and writing: what NumPy writes is read back, anything the
+// protocol does not accept is refused with a message that says why.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "harness/core/error.h"
+#include "harness/core/npy.h"
+#include "support/test_support.h"
+
+namespace harness {
+namespace {
+
+std::string npy_bytes(const std::string& header, size_t data_bytes, int major = 1) {
+  std::string padded = header;
+  while ((10 + padded.size() + 1) % 64 != 0) padded += ' ';
+  padded += '\n';
+  std::string bytes = std::string("\x93NUMPY", 6) + static_cast<char>(major) + '\0';
+  bytes += static_cast<char>(padded.size() & 0xFF);
+  bytes += static_cast<char>(padded.size() >> 8);
+  return bytes + padded + std::string(data_bytes, '\x01');
+}
+
+std::string error_of(const std::string& bytes) {
+  try {
+    parse_npy(bytes, "t.npy");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Npy, WriteThenReadRoundTripsEveryDtype) {
+  testing::TempFolder tmp;
+  const float f[6] = {1.5f, -2, 3, 4, 5, 6};
+  write_npy(tmp.path("f.npy"), DType::f32, {2, 3}, f);
+  const NpyArray a = read_npy(tmp.path("f.npy"));
+  EXPECT_EQ(a.dtype, DType::f32);
+  EXPECT_EQ(a.shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(std::memcmp(a.data.data(), f, sizeof f), 0);
+  const int64_t i[3] = {1, -2, 3};
+  write_npy(tmp.path("i.npy"), DType::i64, {3}, i);
+  EXPECT_EQ(read_npy(tmp.path("i.npy")).shape, (std::vector<int64_t>{3}));
+  const unsigned char u[1] = {7};
+  write_npy(tmp.path("u.npy"), DType::u8, {}, u);
+  EXPECT_TRUE(read_npy(tmp.path("u.npy")).shape.empty());
+}
+
+TEST(Npy, NumpysOwnFilesAreReadWhenNumpyIsHere) {
+  testing::TempFolder tmp;
+  const auto r = testing::run_shell("/usr/bin/python3 -c \"import numpy as np; np.save('" + tmp.path("n.npy") +
+                                    "', np.arange(12, dtype=np.int32).reshape(3, 4))\"");
+  if (r.exit_code != 0) GTEST_SKIP() << "no NumPy for /usr/bin/python3: " << r.output;
+  const NpyArray a = read_npy(tmp.path("n.npy"));
+  EXPECT_EQ(a.dtype, DType::i32);
+  EXPECT_EQ(a.shape, (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(reinterpret_cast<const int32_t*>(a.data.data())[11], 11);
+}
+
+TEST(Npy, MalformedFilesAreRefusedWithTheReason) {
+  const std::string good = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+  EXPECT_EQ(error_of(npy_bytes(good, 24)), "");
+  EXPECT_NE(error_of("PK\x03\x04 a zip file").find("magic"), std::string::npos);
+  EXPECT_NE(error_of(npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 24)).find("dtype '>f4'"), std::string::npos);
+  EXPECT_NE(error_of(npy_bytes("{'descr': '|O', 'fortran_order': False, 'shape': (2,), }", 16)).find("dtype '|O'"), std::string::npos);
+  EXPECT_NE(error_of(npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24)).find("fortran_order True"), std::string::npos);
+  EXPECT_NE(error_of(npy_bytes(good, 20)).find("24 data bytes"), std::string::npos);
+  EXPECT_NE(error_of(npy_bytes(good, 28)).find("but the file holds 28"), std::string::npos);
+  EXPECT_NE(error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }", 24)).find("non-negative"), std::string::npos);
+  EXPECT_NE(error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False}", 4)).find("no 'shape'"), std::string::npos);
+  EXPECT_NE(error_of(npy_bytes(good, 24, 4)).find("format version 4"), std::string::npos);
+  EXPECT_NE(error_of(npy_bytes(good, 24).substr(0, 30)).find("cut off"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace harness
