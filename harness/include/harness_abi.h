@@ -26,6 +26,9 @@ typedef int32_t harness_status;
 #define HARNESS_STATUS_UNSUPPORTED 1
 #define HARNESS_STATUS_INVALID_ARGUMENT 2
 #define HARNESS_STATUS_ERROR 3
+/* The operation would need more memory than the budget it was given; it
+ * changed nothing (kv_cache's append past its budget). */
+#define HARNESS_STATUS_OUT_OF_MEMORY 4
 
 #if defined(__GNUC__) || defined(__clang__)
 #define HARNESS_EXPORT __attribute__((visibility("default")))

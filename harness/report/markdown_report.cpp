@@ -130,6 +130,7 @@ std::string render_markdown(const ReportInput& input) {
       markdown::failures(out, g, Suite::edge, "Edge cases");
       markdown::stability(out, g);
       markdown::performance(out, g);
+      markdown::series(out, g);
       markdown::completeness(out, g);
       markdown::mutants(out, g);
     }

@@ -342,6 +342,42 @@ void performance(std::string& out, const Group& g) {
   }
 }
 
+void series(std::string& out, const Group& g) {
+  const nlohmann::json settings = report_settings(g.challenge);
+  if (!settings.contains("series_charts")) return;
+  for (const auto& chart : settings["series_charts"]) {
+    const std::string prefix = chart.value("case", "");
+    for (const auto& metric_value : chart.value("metrics", nlohmann::json::array())) {
+      const std::string metric = metric_value.get<std::string>();
+      // One line per submission that completed the workload; a workload cut
+      // short by a failure has fewer steps and is left out of the chart.
+      std::vector<std::pair<std::string, std::vector<double>>> lines;
+      std::string case_id;
+      size_t longest = 0;
+      for (const auto* e : g.ranked) {
+        for (const auto& c : e->cases) {
+          if (c.id.rfind(prefix, 0) != 0 || !c.metrics.contains(metric) || !c.metrics[metric].is_array()) continue;
+          case_id = c.id;
+          lines.emplace_back(e->submission.name, c.metrics[metric].get<std::vector<double>>());
+          longest = std::max(longest, lines.back().second.size());
+        }
+      }
+      lines.erase(std::remove_if(lines.begin(), lines.end(), [&](const auto& l) { return l.second.size() != longest; }), lines.end());
+      if (lines.empty() || longest < 2) continue;
+      out += fmt::format("```mermaid\nxychart-beta\n    title \"{}: {}\"\n    x-axis \"step\" 1 --> {}\n    y-axis \"{}\"\n",
+                         chart.value("title", prefix), metric, longest, metric);
+      std::string names;
+      for (const auto& [name, values] : lines) {
+        out += "    line [";
+        for (size_t i = 0; i < values.size(); ++i) out += fmt::format("{}{:g}", i ? ", " : "", values[i]);
+        out += "]\n";
+        names += (names.empty() ? "" : ", ") + name;
+      }
+      out += fmt::format("```\n\n`{}`, one line per submission: {}.\n\n", case_id, names);
+    }
+  }
+}
+
 void completeness(std::string& out, const Group& g) {
   std::string lines;
   for (const auto* e : g.ranked) {

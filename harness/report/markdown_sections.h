@@ -22,6 +22,9 @@ void failures(std::string& out, const Group& g, Suite suite, const char* title);
 void stability(std::string& out, const Group& g);
 void performance(std::string& out, const Group& g);
 void completeness(std::string& out, const Group& g);
+// Line charts of per-step metrics of a workload ("series_charts" in the
+// challenge's challenge.json, e.g. kv_cache's bytes in use through churn).
+void series(std::string& out, const Group& g);
 void mutants(std::string& out, const Group& g);
 
 }  // namespace harness::markdown

@@ -44,8 +44,16 @@ class CaseContext {
   // One checked call: guards set, outputs poisoned, inputs snapshotted; after
   // the call the status, guards, inputs and poison are checked, in that
   // order, and the first problem ends the case with its verdict.
+  //
+  // A status in `tolerated` (e.g. HARNESS_STATUS_OUT_OF_MEMORY where the
+  // workload expects a refusal) is returned instead of ending the case; the
+  // guards and inputs are still checked, outputs are not.
   protocol::CallReply call(const std::string& op, const nlohmann::json& scalars,
-                           const std::vector<Binding>& bindings);
+                           const std::vector<Binding>& bindings, const std::vector<int32_t>& tolerated = {});
+
+  // The byte model of this case when it depends on what the submission
+  // declared (a cache's storage format); used for the bandwidth of time().
+  void set_bytes_moved(double bytes) { bytes_moved_ = bytes; result_.bytes_moved = bytes; }
 
   // Timed calls rotating through `sets`, with the same checks on every set
   // afterwards. Records the timing, bandwidth and peak fraction in the
@@ -64,7 +72,7 @@ class CaseContext {
   void prepare(const std::vector<Binding>& bindings, std::vector<Snapshot>& snapshots);
   void check_status(int32_t status, const std::string& message, const std::string& op) const;
   void check_integrity(const std::vector<Binding>& bindings, const std::vector<Snapshot>& snapshots,
-                       const std::string& when) const;
+                       const std::string& when, bool require_written = true) const;
   uint64_t guard_seed() const;
 
   const CaseSpec& spec_;
@@ -72,6 +80,7 @@ class CaseContext {
   Executor& executor_;
   const DeviceInfo& device_;
   CaseResult& result_;
+  double bytes_moved_;
   std::vector<std::unique_ptr<SharedTensor>> tensors_;
 };
 

@@ -94,7 +94,7 @@ void run_one_case(const RunSettings& settings, const PlannedEntry& entry, const 
       result.verdict = Verdict::impossible_speed;
       result.message = fmt::format(
           "{:.1f} GB/s is beyond this device's ceiling of {:.1f} GB/s (measured peak plus 10%): {} bytes in {:.1f} us",
-          *result.bandwidth / 1e9, peak->ceiling_bytes_per_second() / 1e9, spec.bytes_moved,
+          *result.bandwidth / 1e9, peak->ceiling_bytes_per_second() / 1e9, result.bytes_moved,
           result.timing->summary.median / 1e3);
     }
   } catch (const VerdictException& v) {

@@ -1,0 +1,268 @@
+#include "kv_session.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "harness/core/error.h"
+#include "harness/core/parallel.h"
+#include "harness/core/rng.h"
+#include "harness/runner/stateless_driver.h"
+#include "kv_cache.h"
+#include "kv_cache/attention_reference.h"
+
+namespace kv {
+
+using harness::DType;
+using harness::Verdict;
+using harness::protocol::Access;
+
+namespace {
+
+int64_t integer_result(const harness::protocol::CallReply& reply, const char* name, harness::CaseContext& ctx,
+                       const std::string& op) {
+  if (!reply.scalars.contains(name) || !reply.scalars[name].is_number_integer()) {
+    ctx.fail(Verdict::error, fmt::format("{} reported no integer '{}'", op, name));
+  }
+  return reply.scalars[name].get<int64_t>();
+}
+
+}  // namespace
+
+KvSession::KvSession(harness::CaseContext& ctx, const KvCase& c, const KvConfig& config,
+                     const std::map<int32_t, harness::Tolerance>& tolerances, double scores_scale)
+    : ctx_(ctx), case_(c), config_(config), tolerances_(tolerances), scores_scale_(scores_scale) {}
+
+std::string KvSession::where() const { return fmt::format("step {} ({})", step_, last_op_); }
+
+double KvSession::bytes_per_element() const {
+  return format_ == KV_CACHE_FORMAT_FP16 ? 2.0 : format_ == KV_CACHE_FORMAT_INT8 ? 1.0 : 4.0;
+}
+
+harness::SharedTensor& KvSession::pooled(const std::string& name, int64_t rows, int64_t heads) {
+  const std::string key = fmt::format("{}/{}/{}", name, rows, heads);
+  auto it = pool_.find(key);
+  if (it == pool_.end()) {
+    harness::SharedTensor& t = ctx_.tensor(harness::TensorSpec{name, DType::f32, {rows, heads, config_.head_dim}});
+    it = pool_.emplace(key, &t).first;
+  }
+  return *it->second;
+}
+
+// N(0, scale^2) values, one seed per row so that rows fill in parallel.
+void KvSession::fill(float* data, int64_t rows, int64_t heads, uint64_t seed, double scale) const {
+  const auto row = static_cast<size_t>(heads * config_.head_dim);
+  harness::parallel_for(static_cast<size_t>(rows), [&](size_t begin, size_t end) {
+    for (size_t r = begin; r < end; ++r) {
+      harness::Rng rng(harness::derive_seed(seed, r));
+      for (size_t j = 0; j < row; ++j) data[r * row + j] = static_cast<float>(rng.normal() * scale);
+    }
+  });
+}
+
+void KvSession::start() {
+  last_op_ = "format";
+  format_ = static_cast<int32_t>(integer_result(ctx_.call("format", {}, {}), "format", ctx_, "kv_cache_format"));
+  if (!tolerances_.count(format_)) {
+    ctx_.fail(Verdict::error, fmt::format("kv_cache_format returned {}, not one of KV_CACHE_FORMAT_FP32/FP16/INT8", format_));
+  }
+  ctx_.metrics()["format"] = format_;
+  last_op_ = "create";
+  ctx_.call("create", {{"layers", config_.layers}, {"query_heads", config_.q_heads}, {"kv_heads", config_.kv_heads},
+                       {"head_dim", config_.head_dim}, {"max_sequences", config_.max_sequences},
+                       {"max_tokens", config_.max_tokens}, {"memory_budget", config_.budget}},
+            {});
+  empty_bytes_ = check_bytes();
+}
+
+bool KvSession::append(int64_t sequence, int64_t n, bool may_refuse) {
+  HARNESS_CHECK(tokens(sequence) + n <= config_.max_tokens, "workload bug: sequence {} would exceed max_tokens", sequence);
+  harness::SharedTensor& k = pooled("k", n, config_.kv_heads);
+  harness::SharedTensor& v = pooled("v", n, config_.kv_heads);
+  const int64_t start = tokens(sequence);
+  for (int32_t layer = 0; layer < config_.layers; ++layer) {
+    ++step_;
+    last_op_ = fmt::format("append of {} tokens to sequence {}, layer {}", n, sequence, layer);
+    const uint64_t seed = harness::derive_seed(ctx_.input_seed(0), fmt::format("{}/{}/{}", sequence, layer, start));
+    fill(k.as<float>(), n, config_.kv_heads, harness::derive_seed(seed, "k"), scores_scale_);
+    fill(v.as<float>(), n, config_.kv_heads, harness::derive_seed(seed, "v"), 1.0);
+    const std::vector<int32_t> tolerated = may_refuse ? std::vector<int32_t>{HARNESS_STATUS_OUT_OF_MEMORY} : std::vector<int32_t>{};
+    const auto reply = ctx_.call("append", {{"layer", layer}, {"sequence", sequence}, {"n", n}},
+                                 {{&k, Access::in}, {&v, Access::in}}, tolerated);
+    if (reply.status == HARNESS_STATUS_OUT_OF_MEMORY) {
+      if (layer > 0) {
+        ctx_.fail(Verdict::error, fmt::format("{}: refused layer {} after accepting layers before it: a chunk is "
+                                              "refused whole, at its first layer", where(), layer));
+      }
+      return false;
+    }
+    Stored& stored = live_[sequence];
+    stored.keys.resize(static_cast<size_t>(config_.layers));
+    stored.values.resize(static_cast<size_t>(config_.layers));
+    stored.keys[static_cast<size_t>(layer)].insert(stored.keys[static_cast<size_t>(layer)].end(), k.as<float>(),
+                                                   k.as<float>() + k.elements());
+    stored.values[static_cast<size_t>(layer)].insert(stored.values[static_cast<size_t>(layer)].end(), v.as<float>(),
+                                                     v.as<float>() + v.elements());
+  }
+  return true;
+}
+
+nlohmann::json KvSession::attend_scalars(int32_t layer, const std::vector<Query>& batch) const {
+  std::vector<int64_t> sequences;
+  std::vector<int32_t> lengths;
+  for (const Query& q : batch) {
+    sequences.push_back(q.sequence);
+    lengths.push_back(q.n);
+  }
+  return {{"layer", layer}, {"sequences", sequences}, {"query_lengths", lengths}};
+}
+
+void KvSession::check_attention(int32_t layer, const std::vector<Query>& batch, const float* q, const float* out,
+                                const std::string& what) {
+  const int64_t row = static_cast<int64_t>(config_.q_heads) * config_.head_dim;
+  std::vector<std::pair<size_t, int64_t>> rows;  // (batch entry, query index) per output row
+  for (size_t b = 0; b < batch.size(); ++b) {
+    for (int64_t i = 0; i < batch[b].n; ++i) rows.emplace_back(b, i);
+  }
+  std::vector<double> reference(rows.size() * static_cast<size_t>(row));
+  harness::parallel_for(rows.size(), [&](size_t begin, size_t end) {
+    for (size_t r = begin; r < end; ++r) {
+      const auto [b, i] = rows[r];
+      const Stored& s = live_.at(batch[b].sequence);
+      const auto& keys = s.keys[static_cast<size_t>(layer)];
+      const int64_t tokens = static_cast<int64_t>(keys.size()) / (config_.kv_heads * config_.head_dim);
+      reference::causal_attention_row(keys.data(), s.values[static_cast<size_t>(layer)].data(), tokens,
+                                      q + static_cast<int64_t>(r) * row, batch[b].n, i, config_.q_heads,
+                                      config_.kv_heads, config_.head_dim, reference.data() + r * static_cast<size_t>(row));
+    }
+  });
+  const harness::Tolerance& tolerance = tolerances_.at(format_);
+  const harness::Comparison c = harness::compare_to_reference(out, reference.data(), reference.size(), tolerance);
+  harness::merge_worst_metrics(ctx_.metrics(), {{"attention_max_scaled_error", std::isfinite(c.max_scaled_error) ? c.max_scaled_error : 1e300}});
+  if (!c.ok()) {
+    ctx_.fail(Verdict::wrong_answer,
+              fmt::format("{}: {}", what, c.describe("out", {static_cast<int64_t>(rows.size()), config_.q_heads, config_.head_dim}, tolerance)));
+  }
+}
+
+void KvSession::attend(int32_t layer, const std::vector<Query>& batch) {
+  ++step_;
+  int64_t total = 0;
+  for (const Query& q : batch) total += q.n;
+  last_op_ = fmt::format("attend of layer {}, {} sequence(s), {} queries", layer, batch.size(), total);
+  harness::SharedTensor& q = pooled("q", total, config_.q_heads);
+  harness::SharedTensor& out = pooled("out", total, config_.q_heads);
+  fill(q.as<float>(), total, config_.q_heads, harness::derive_seed(ctx_.input_seed(0), fmt::format("q/{}", step_)), scores_scale_);
+  ctx_.call("attend", attend_scalars(layer, batch), {{&q, Access::in}, {&out, Access::out}});
+  check_attention(layer, batch, q.as<float>(), out.as<float>(), where());
+}
+
+void KvSession::attend_all_layers(const std::vector<Query>& batch) {
+  for (int32_t layer = 0; layer < config_.layers; ++layer) attend(layer, batch);
+}
+
+void KvSession::attend_newest() {
+  std::vector<Query> batch;
+  for (int64_t s : live_sequences()) batch.push_back({s, 1});
+  if (!batch.empty()) attend_all_layers(batch);
+}
+
+void KvSession::release(int64_t sequence) {
+  ++step_;
+  last_op_ = fmt::format("release of sequence {}", sequence);
+  ctx_.call("release", {{"sequence", sequence}}, {});
+  live_.erase(sequence);
+}
+
+double KvSession::minimum_bytes() const {
+  double elements = 0;
+  for (const auto& [id, s] : live_) {
+    for (const auto& layer : s.keys) elements += 2.0 * static_cast<double>(layer.size());
+  }
+  return elements * bytes_per_element();
+}
+
+int64_t KvSession::check_bytes() {
+  ++step_;
+  const std::string op = last_op_;
+  last_op_ = "bytes_in_use";
+  const int64_t bytes = integer_result(ctx_.call("bytes_in_use", {}, {}), "bytes", ctx_, "kv_cache_bytes_in_use");
+  const double minimum = minimum_bytes();
+  const int64_t tokens = live_tokens();
+  auto& metrics = ctx_.metrics();
+  metrics["bytes_series"].push_back(bytes);
+  metrics["live_tokens_series"].push_back(tokens);
+  if (bytes > config_.budget) {
+    ctx_.fail(Verdict::wrong_answer, fmt::format("{}: {} bytes in use, over the budget of {}", where(), bytes, config_.budget));
+  }
+  if (static_cast<double>(bytes) < minimum) {
+    ctx_.fail(Verdict::wrong_answer, fmt::format("{}: reports {} bytes in use while holding {} tokens, whose K and V "
+                                                 "alone take {:.0f} bytes in its format", where(), bytes, tokens, minimum));
+  }
+  // Memory efficiency at the fullest moment of the workload.
+  if (tokens > 0 && tokens >= metrics.value("peak_live_tokens", int64_t{0})) {
+    metrics["peak_live_tokens"] = tokens;
+    metrics["bytes_at_peak"] = bytes;
+    metrics["minimum_bytes_at_peak"] = minimum;
+    metrics["memory_overhead"] = static_cast<double>(bytes) / minimum;
+  }
+  last_op_ = op;
+  return bytes;
+}
+
+void KvSession::finish() {
+  for (int64_t s : live_sequences()) release(s);
+  const int64_t bytes = check_bytes();
+  if (bytes != empty_bytes_) {
+    ctx_.fail(Verdict::wrong_answer, fmt::format("{}: {} bytes still in use after every sequence was released; right "
+                                                 "after create it was {} (a leak)", where(), bytes, empty_bytes_));
+  }
+  last_op_ = "destroy";
+  ctx_.call("destroy", {}, {});
+}
+
+void KvSession::time_decode() {
+  std::vector<Query> batch;
+  for (int64_t s : live_sequences()) batch.push_back({s, 1});
+  const auto rows = static_cast<int64_t>(batch.size());
+  double attended = 0;
+  for (const Query& q : batch) attended += static_cast<double>(tokens(q.sequence));
+  ctx_.set_bytes_moved(attended * token_bytes(case_, bytes_per_element()) + 2.0 * static_cast<double>(rows) * config_.q_heads * config_.head_dim * 4.0);
+  // The cache itself is far beyond any cache: two sets of queries suffice
+  // to change the inputs between calls.
+  const size_t set_count = 2;
+  std::vector<harness::SharedTensor*> qs, outs;
+  std::vector<std::vector<harness::Binding>> sets;
+  for (size_t s = 0; s < set_count; ++s) {
+    qs.push_back(&ctx_.tensor(harness::TensorSpec{"q", DType::f32, {rows, config_.q_heads, config_.head_dim}}));
+    outs.push_back(&ctx_.tensor(harness::TensorSpec{"out", DType::f32, {rows, config_.q_heads, config_.head_dim}}));
+    fill(qs.back()->as<float>(), rows, config_.q_heads, harness::derive_seed(ctx_.input_seed(s), "decode-q"), scores_scale_);
+    sets.push_back({{qs.back(), Access::in}, {outs.back(), Access::out}});
+  }
+  ++step_;
+  last_op_ = fmt::format("timed decode of {} sequences", rows);
+  ctx_.time("attend", attend_scalars(0, batch), sets);
+  for (size_t s = 0; s < set_count; ++s) {
+    check_attention(0, batch, qs[s]->as<float>(), outs[s]->as<float>(),
+                    fmt::format("timed repetitions, input set {} of {}", s + 1, set_count));
+  }
+}
+
+int64_t KvSession::tokens(int64_t sequence) const {
+  const auto it = live_.find(sequence);
+  if (it == live_.end() || it->second.keys.empty()) return 0;
+  return static_cast<int64_t>(it->second.keys.front().size()) / (config_.kv_heads * config_.head_dim);
+}
+
+int64_t KvSession::live_tokens() const {
+  int64_t total = 0;
+  for (const auto& [id, s] : live_) total += tokens(id);
+  return total;
+}
+
+std::vector<int64_t> KvSession::live_sequences() const {
+  std::vector<int64_t> ids;
+  for (const auto& [id, s] : live_) ids.push_back(id);
+  return ids;
+}
+
+}  // namespace kv

@@ -1,0 +1,166 @@
+// The kv_cache workloads run against a trusted in-test cache (exact fp32
+// storage, exact accounting) pass; variants of it with a realistic flaw fail
+// with the verdict the flaw deserves. This tests the workload scripts and
+// their checks independently of any submission.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "harness/runner/case_context.h"
+#include "harness/runner/challenge.h"
+#include "harness_abi.h"
+#include "kv_cache.h"
+#include "kv_cache/attention_reference.h"
+#include "kv_cache/host/kv_case.h"
+
+namespace harness {
+namespace {
+
+struct Flaws {
+  bool leak = false;          // release forgets to return the sequence's bytes
+  bool never_refuses = false; // no budget enforcement
+  bool underreports = false;  // bytes_in_use half of the truth
+};
+
+class TrustedCache : public Executor {
+ public:
+  explicit TrustedCache(Flaws flaws) : flaws_(flaws) {}
+
+  protocol::CallReply call(const std::string& op, const nlohmann::json& s, const std::vector<Binding>& t, double) override {
+    protocol::CallReply r;
+    if (op == "format") {
+      r.scalars = {{"format", KV_CACHE_FORMAT_FP32}};
+    } else if (op == "create") {
+      layers_ = s["layers"].get<int>(), hq_ = s["query_heads"].get<int>(), hkv_ = s["kv_heads"].get<int>();
+      d_ = s["head_dim"].get<int>(), max_sequences_ = s["max_sequences"].get<int>(), budget_ = s["memory_budget"].get<int64_t>();
+      bytes_ = 0;
+      keys_.clear(), values_.clear();
+    } else if (op == "append") {
+      const auto seq = s["sequence"].get<int64_t>();
+      const auto layer = s["layer"].get<size_t>();
+      const auto n = s["n"].get<int64_t>();
+      const int64_t more = n * 2 * hkv_ * d_ * 4;
+      const bool new_sequence = !keys_.count(seq);
+      if (!flaws_.never_refuses && (bytes_ + more > budget_ || (new_sequence && static_cast<int>(keys_.size()) >= max_sequences_))) {
+        r.status = HARNESS_STATUS_OUT_OF_MEMORY;
+        return r;
+      }
+      auto& k = keys_[seq], &v = values_[seq];
+      k.resize(static_cast<size_t>(layers_)), v.resize(static_cast<size_t>(layers_));
+      k[layer].insert(k[layer].end(), t[0].tensor->as<float>(), t[0].tensor->as<float>() + t[0].tensor->elements());
+      v[layer].insert(v[layer].end(), t[1].tensor->as<float>(), t[1].tensor->as<float>() + t[1].tensor->elements());
+      bytes_ += more;
+    } else if (op == "attend") {
+      const auto layer = s["layer"].get<size_t>();
+      const auto sequences = s["sequences"].get<std::vector<int64_t>>();
+      const auto lengths = s["query_lengths"].get<std::vector<int>>();
+      const float* q = t[0].tensor->as<float>();
+      float* out = t[1].tensor->as<float>();
+      const int64_t row = hq_ * d_;
+      for (size_t b = 0; b < sequences.size(); ++b) {
+        const auto& k = keys_.at(sequences[b])[layer];
+        std::vector<double> o(static_cast<size_t>(lengths[b] * row));
+        reference::causal_attention(k.data(), values_.at(sequences[b])[layer].data(), static_cast<int64_t>(k.size()) / (hkv_ * d_),
+                                    q, lengths[b], hq_, hkv_, d_, o.data());
+        for (double x : o) *out++ = static_cast<float>(x);
+        q += lengths[b] * row;
+      }
+    } else if (op == "release") {
+      const auto seq = s["sequence"].get<int64_t>();
+      int64_t held = 0;
+      for (const auto& layer : keys_[seq]) held += static_cast<int64_t>(layer.size()) * 2 * 4;
+      if (!flaws_.leak) bytes_ -= held;
+      keys_.erase(seq), values_.erase(seq);
+    } else if (op == "bytes_in_use") {
+      r.scalars = {{"bytes", flaws_.underreports ? bytes_ / 2 : bytes_}};
+    }
+    return r;
+  }
+  protocol::TimeReply time(const std::string&, const nlohmann::json&, const std::vector<std::vector<Binding>>&,
+                           const protocol::TimingPolicy&, double) override {
+    return {};
+  }
+  void release(const SharedTensor&) override {}
+  std::string drain_output(size_t) override { return ""; }
+  std::string device_clock() const override { return "cpu-monotonic"; }
+
+ private:
+  Flaws flaws_;
+  int layers_ = 0, hq_ = 0, hkv_ = 0, d_ = 0, max_sequences_ = 0;
+  int64_t budget_ = 0, bytes_ = 0;
+  std::map<int64_t, std::vector<std::vector<float>>> keys_, values_;
+};
+
+struct Outcome {
+  Verdict verdict = Verdict::pass;
+  std::string message;
+  nlohmann::json metrics;
+};
+
+Outcome run_workload(const std::string& id, Flaws flaws = {}) {
+  const Challenge& challenge = find_challenge("kv_cache");
+  for (const CaseSpec& spec : challenge.cases()) {
+    if (spec.id != id) continue;
+    TrustedCache cache(flaws);
+    RunSettings settings;
+    DeviceInfo device;
+    device.id = device.kind = "cpu";
+    CaseResult result;
+    result.seed = 99;
+    Outcome outcome;
+    try {
+      CaseContext ctx(spec, settings, cache, device, result);
+      challenge.run_case(spec, ctx);
+    } catch (const VerdictException& v) {
+      outcome.verdict = v.verdict();
+      outcome.message = v.message();
+    }
+    outcome.metrics = result.metrics;
+    return outcome;
+  }
+  ADD_FAILURE() << "no case " << id;
+  return {};
+}
+
+TEST(KvWorkloads, ATrustedCachePassesEveryWorkloadButTheHugeOnes) {
+  for (const CaseSpec& spec : find_challenge("kv_cache").cases()) {
+    if (spec.suite == Suite::perf || spec.id.find("long_context") != std::string::npos) continue;
+    const Outcome o = run_workload(spec.id);
+    EXPECT_EQ(o.verdict, Verdict::pass) << spec.id << ": " << o.message;
+  }
+}
+
+TEST(KvWorkloads, ChurnEndsWithBytesInUseBackAtTheBaselineAndALeakIsCaught) {
+  const Outcome clean = run_workload("edge.churn.l2.h4x4.d64");
+  ASSERT_EQ(clean.verdict, Verdict::pass) << clean.message;
+  const auto& series = clean.metrics["bytes_series"];
+  ASSERT_GE(series.size(), 40u);
+  EXPECT_EQ(series.front(), 0);
+  EXPECT_EQ(series.back(), 0) << "bytes in use after every sequence is released";
+  EXPECT_GT(clean.metrics["peak_live_tokens"].get<int64_t>(), 0);
+  EXPECT_DOUBLE_EQ(clean.metrics["memory_overhead"].get<double>(), 1.0);
+
+  const Outcome leaky = run_workload("edge.churn.l2.h4x4.d64", {true, false, false});
+  EXPECT_EQ(leaky.verdict, Verdict::wrong_answer);
+  EXPECT_NE(leaky.message.find("(a leak)"), std::string::npos) << leaky.message;
+}
+
+TEST(KvWorkloads, TheBudgetIsEnforcedAndCapacityMeasured) {
+  const Outcome capacity = run_workload("edge.capacity.l1.h4x4.d64");
+  ASSERT_EQ(capacity.verdict, Verdict::pass) << capacity.message;
+  EXPECT_EQ(capacity.metrics["capacity_tokens"].get<int64_t>(), 4000);  // 40 sequences of 100 in 4096 tokens' worth
+  EXPECT_DOUBLE_EQ(capacity.metrics["capacity_ideal_tokens"].get<double>(), 4096.0);
+
+  const Outcome greedy = run_workload("edge.over_budget.l1.h4x4.d64", {false, true, false});
+  EXPECT_EQ(greedy.verdict, Verdict::wrong_answer);
+  EXPECT_NE(greedy.message.find("over the budget"), std::string::npos) << greedy.message;
+}
+
+TEST(KvWorkloads, BytesInUseBelowWhatTheCacheHoldsIsCaught) {
+  const Outcome o = run_workload("correctness.single.l1.h4x4.d64", {false, false, true});
+  EXPECT_EQ(o.verdict, Verdict::wrong_answer);
+  EXPECT_NE(o.message.find("whose K and V alone take"), std::string::npos) << o.message;
+}
+
+}  // namespace
+}  // namespace harness
