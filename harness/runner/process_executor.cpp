@@ -134,7 +134,8 @@ int32_t ProcessExecutor::status_of(const json& reply, int64_t id, const std::str
   if (status == "ok") return HARNESS_STATUS_OK;
   if (status == "unsupported") return HARNESS_STATUS_UNSUPPORTED;
   if (status == "error") return HARNESS_STATUS_ERROR;
-  throw VerdictException(Verdict::error, fmt::format("{}: the reply's status {} is not ok, unsupported or error",
+  if (status == "out_of_memory") return HARNESS_STATUS_OUT_OF_MEMORY;
+  throw VerdictException(Verdict::error, fmt::format("{}: the reply's status {} is not ok, unsupported, out_of_memory or error",
                                                      what, reply.value("status", json()).dump()));
 }
 

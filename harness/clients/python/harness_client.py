@@ -16,7 +16,9 @@ as keyword arguments (NumPy arrays, by the names of the challenge's ABI), and
 returns a dict: arrays for the outputs, numbers for scalar results. Outputs
 are cast to the dtype the harness asks for when NumPy calls that a same-kind
 cast (float64 to float32, int64 to int32); their shape is never changed.
-Raise Unsupported for a case the submission does not handle.
+Raise Unsupported for a case the submission does not handle, OutOfMemory
+for an operation that would exceed its budget. Functions may keep state
+between calls (kv_cache's cache lives from its create to its destroy).
 
 Standard output carries the protocol: print diagnostics to standard error.
 Needs only the standard library and NumPy.
@@ -33,6 +35,11 @@ PROTOCOL = 1
 
 class Unsupported(Exception):
     """Raised by an operation for a case it does not handle."""
+
+
+class OutOfMemory(Exception):
+    """Raised by an operation that would exceed its memory budget, having
+    changed nothing (kv_cache's append)."""
 
 
 def _reply(stream, message):
@@ -60,6 +67,8 @@ def _call(ops, request):
         reply["status"] = "ok"
     except Unsupported as reason:
         reply.update(status="unsupported", message=str(reason))
+    except OutOfMemory as reason:
+        reply.update(status="out_of_memory", message=str(reason))
     except Exception:  # the submission's own failure: reported, never fatal
         reply.update(status="error", message=traceback.format_exc(limit=3))
     return reply
