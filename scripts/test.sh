@@ -13,11 +13,8 @@ else
   bash scripts/build.sh
 fi
 build_dir="${BUILD_DIR:-build}"
-ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -LE gpu
-# Verbose, so that a machine without a GPU shows why these tests skipped.
-ctest --test-dir "$build_dir" --output-on-failure -V -L gpu
 
-# Regression gate: a quick CPU run against the committed baseline (see
+# Regression gate first: a quick CPU run against the committed baseline (see
 # reports/README.md). Verdicts and scores always; timings only on the machine
 # that made the baseline. Exit code 1 of `run` (a failing case) is left to
 # the gate to report.
@@ -25,3 +22,9 @@ if [ "${1:-}" != "--sanitize" ]; then
   "$build_dir/harness" run --device cpu --quick -q --seed 20261121 -o "$build_dir/ci-cpu.json" || [ $? -eq 1 ]
   "$build_dir/harness" gate "$build_dir/ci-cpu.json" --baseline reports/baselines/cpu.json
 fi
+
+# GPU tests, verbosely: a machine without a CUDA device shows why they skip.
+ctest --test-dir "$build_dir" --output-on-failure -V -L gpu
+
+# Everything else last, so that its summary is the run's last word.
+ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -LE gpu
