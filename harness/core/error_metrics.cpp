@@ -9,12 +9,18 @@
 
 namespace harness {
 
-Comparison compare_to_reference(const float* got, const double* reference, size_t n, const Tolerance& tolerance) {
+Comparison compare_to_reference(const float* got, const double* reference, size_t n, const Tolerance& tolerance,
+                                const ErrorScale* scale) {
   Comparison c;
   c.elements = n;
   double squared_error = 0, squared_reference = 0, squared_got = 0;
   for (size_t i = 0; i < n; ++i) c.max_reference = std::max(c.max_reference, std::fabs(reference[i]));
-  const double absolute = tolerance.scale_atol * c.max_reference;
+  c.scale = c.max_reference;
+  if (scale) {
+    c.scale = std::max(c.scale, scale->value);
+    c.scale_label = scale->label;
+  }
+  const double absolute = tolerance.scale_atol * c.scale;
   double worst_excess = -INFINITY;
   for (size_t i = 0; i < n; ++i) {
     const double g = got[i];
@@ -45,14 +51,16 @@ Comparison compare_to_reference(const float* got, const double* reference, size_
     }
   }
   if (c.non_finite) c.max_abs_error = INFINITY;
-  c.max_scaled_error = c.max_reference > 0 ? c.max_abs_error / c.max_reference : c.max_abs_error;
+  c.max_scaled_error = c.scale > 0 ? c.max_abs_error / c.scale : c.max_abs_error;
   c.normwise_error = squared_reference > 0 ? std::sqrt(squared_error / squared_reference) : std::sqrt(squared_got);
   return c;
 }
 
 std::string Comparison::describe(const std::string& name, const std::vector<int64_t>& shape, const Tolerance& t) const {
-  return fmt::format("{}: {} of {} elements beyond {:g}*max|ref| + {:g}*|ref|{}; worst at {}: {:.9g} vs float64 {:.9g} (allowed {:.3g})",
-                     name, violations, elements, t.scale_atol, t.rtol,
+  const bool own_scale = scale_label != "max|ref|";
+  return fmt::format("{}: {} of {} elements beyond {:g}*{} + {:g}*|ref|{}{}; worst at {}: {:.9g} vs float64 {:.9g} (allowed {:.3g})",
+                     name, violations, elements, t.scale_atol, own_scale ? "S" : "max|ref|", t.rtol,
+                     own_scale ? fmt::format(" (S = max(max|ref|, {}) = {:.3g})", scale_label, scale) : "",
                      non_finite ? fmt::format(" ({} NaN or inf)", non_finite) : "", format_index(worst_index, shape),
                      worst_got, worst_reference, worst_bound);
 }

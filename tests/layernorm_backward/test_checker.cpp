@@ -11,6 +11,7 @@
 #include "harness/runner/challenge.h"
 #include "layernorm_backward/host/check.h"
 #include "layernorm_backward/host/data.h"
+#include "layernorm_backward/layernorm_reference.h"
 
 namespace layernorm {
 namespace {
@@ -83,6 +84,58 @@ TEST(LayerNormChecker, ScaledToleranceTreatsTinyAndHugeGradientsAlike) {
   Answer off = huge;
   for (auto& v : off.dx) v *= 1.001f;
   EXPECT_FALSE(off.backward().ok);
+}
+
+// dx of a float32 backward written as the textbook formula, every operation
+// in float, optionally without its projection term.
+std::vector<float> float_dx(const Answer& a, bool with_projection) {
+  const int64_t dim = a.c.dim;
+  std::vector<float> dx(a.dx.size());
+  for (int64_t r = 0; r < a.c.rows; ++r) {
+    const float* x = a.x.data() + r * dim;
+    const float* dy = a.dy.data() + r * dim;
+    float mean = 0, var = 0, mean_g = 0, mean_gx = 0;
+    for (int64_t j = 0; j < dim; ++j) mean += x[j] / static_cast<float>(dim);
+    for (int64_t j = 0; j < dim; ++j) var += (x[j] - mean) * (x[j] - mean) / static_cast<float>(dim);
+    const float rstd = 1.0f / std::sqrt(var + a.c.eps);
+    for (int64_t j = 0; j < dim; ++j) {
+      const float g = dy[j] * a.gamma[static_cast<size_t>(j)];
+      mean_g += g / static_cast<float>(dim);
+      mean_gx += g * (x[j] - mean) * rstd / static_cast<float>(dim);
+    }
+    for (int64_t j = 0; j < dim; ++j) {
+      const float g = dy[j] * a.gamma[static_cast<size_t>(j)];
+      const float xhat = (x[j] - mean) * rstd;
+      dx[static_cast<size_t>(r * dim + j)] = rstd * (g - mean_g - (with_projection ? xhat * mean_gx : 0.0f));
+    }
+  }
+  return dx;
+}
+
+TEST(LayerNormChecker, DxFromCancellingTermsIsJudgedAtTheScaleOfTheTerms) {
+  // At dim 2, xhat is +-1 up to eps/var and dx is the small remainder of
+  // terms of size rstd * |g|: float32 rounding of those terms is far beyond
+  // 1e-4 of max |dx| itself, so a tolerance scaled by max |dx| alone would
+  // reject a correct float32 backward. x scaled by 1000 makes eps/var ~1e-11
+  // on every row.
+  Answer a(LnCase{64, 2, Data::scaled, 0, 1e-5f});
+  a.dx = float_dx(a, true);
+  const auto report = a.backward();
+  EXPECT_TRUE(report.ok) << report.message;
+
+  std::vector<double> x64(a.x.begin(), a.x.end()), dy64(a.dy.begin(), a.dy.end()), gamma64(a.gamma.begin(), a.gamma.end());
+  std::vector<double> dx_ref(a.dx.size()), dgamma_ref(2), dbeta_ref(2);
+  reference::layernorm_backward(dy64.data(), x64.data(), gamma64.data(), a.c.rows, 2, a.c.eps, dx_ref.data(), dgamma_ref.data(),
+                                dbeta_ref.data());
+  const auto by_max_dx = harness::compare_to_reference(a.dx.data(), dx_ref.data(), dx_ref.size(), kTolerances.at("dx"));
+  EXPECT_FALSE(by_max_dx.ok()) << "this data no longer shows the cancellation; worst scaled error " << by_max_dx.max_scaled_error;
+
+  // Dropping the projection term is still caught on the same data.
+  Answer wrong = a;
+  wrong.dx = float_dx(a, false);
+  const auto wrong_report = wrong.backward();
+  EXPECT_FALSE(wrong_report.ok);
+  EXPECT_NE(wrong_report.message.find("S = max(max|ref|, max rstd*|dy*gamma|)"), std::string::npos) << wrong_report.message;
 }
 
 }  // namespace
