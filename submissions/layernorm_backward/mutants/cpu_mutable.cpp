@@ -1,0 +1,198 @@
+// A plausible mid-level CPU layer normalisation, the common source of the
+// CPU mutants. Each mutant's submission.json defines one MUTANT_* macro that
+// switches on one realistic bug; with none defined the implementation is
+// correct (it is never shipped that way: cpu-fast and cpu-naive are).
+//
+// Design: one thread. The forward takes each row's statistics with Welford's
+// update in double on the row shifted by its first element, and saves
+// (mean - x[r, 0], rstd) per row. The backward walks the rows in blocks of
+// kBlockRows: each block sums its dgamma/dbeta contributions in its own
+// float partial row, and the partial rows are added up in double at the end.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "abi_support.h"
+
+namespace {
+
+constexpr int64_t kBlockRows = 64;
+
+#ifdef MUTANT_SAVED_STATE_OVERFLOW
+// Bug: the variance was added to each row's record for a debugging check;
+// saved_bytes below still declares the two floats of the original record,
+// so the forward writes rows * 4 bytes past the end of its saved state.
+struct Saved {
+  float shifted_mean, rstd, var;
+};
+constexpr int64_t kDeclaredBytesPerRow = 2 * sizeof(float);
+#else
+struct Saved {
+  float shifted_mean, rstd;
+};
+constexpr int64_t kDeclaredBytesPerRow = sizeof(Saved);
+#endif
+
+struct Moments {
+  double shifted_mean;  // mean - x[0]
+  double var;           // population variance
+};
+
+Moments row_moments(const float* x, int64_t dim) {
+#ifdef MUTANT_NAIVE_VARIANCE
+  // Bug: one pass, var = E[x^2] - E[x]^2 in float, on the raw values. Fine
+  // for data centred near 0; with a mean of M and std 1, E[x^2] ~ M^2 and
+  // the float sums lose ~1e-7 M^2 of it: the variance goes wrong from an
+  // offset of ~1e1 and vanishes (clamped to 0) by ~1e3.
+  float sum = 0.0f, squares = 0.0f;
+  for (int64_t j = 0; j < dim; ++j) {
+    sum += x[j];
+    squares += x[j] * x[j];
+  }
+  const float mean = sum / static_cast<float>(dim);
+  const float var = squares / static_cast<float>(dim) - mean * mean;
+  return Moments{static_cast<double>(mean - x[0]), var > 0.0f ? var : 0.0};
+#else
+  // Welford on the shifted row: x - x[0] is exact for rows with a large
+  // offset, and the running update never forms E[x^2].
+  double mean = 0.0, m2 = 0.0;
+  for (int64_t j = 0; j < dim; ++j) {
+    const double d = static_cast<double>(x[j] - x[0]);
+    const double delta = d - mean;
+    mean += delta / static_cast<double>(j + 1);
+    m2 += delta * (d - mean);
+  }
+#ifdef MUTANT_SAMPLE_VARIANCE
+  // Bug: the unbiased (sample) variance, as statistics libraries default to;
+  // layer normalisation uses the population variance. The relative error is
+  // 1/(dim - 1): large for short rows, negligible for long ones.
+  return Moments{mean, m2 / static_cast<double>(dim - 1)};
+#else
+  return Moments{mean, m2 / static_cast<double>(dim)};
+#endif
+#endif
+}
+
+float inverse_std(double var, float eps) {
+#ifdef MUTANT_NO_EPS
+  // Bug: eps left out; a row of equal values has var = 0 and rstd = inf,
+  // and xhat = 0 * inf = NaN.
+  (void)eps;
+  return static_cast<float>(1.0 / std::sqrt(var));
+#else
+  return static_cast<float>(1.0 / std::sqrt(var + static_cast<double>(eps)));
+#endif
+}
+
+#ifdef MUTANT_STALE_SAVED_STATE
+// Bug: the forward also keeps its statistics here, as a framework module
+// keeps them on itself, and the backward reads them from here instead of its
+// `saved` argument: right only when the backward follows the forward of the
+// same input.
+std::vector<Saved> last_forward_state;
+#endif
+
+int64_t saved_bytes(int64_t rows, int64_t /*dim*/) { return rows * kDeclaredBytesPerRow; }
+
+harness_status forward(const float* x, const float* gamma, const float* beta, int64_t rows, int64_t dim,
+                       float eps, float* y, void* saved, void* /*stream*/) {
+  Saved* state = static_cast<Saved*>(saved);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * dim;
+    const Moments mo = row_moments(xr, dim);
+    Saved s;
+    s.shifted_mean = static_cast<float>(mo.shifted_mean);
+    s.rstd = inverse_std(mo.var, eps);
+#ifdef MUTANT_SAVED_STATE_OVERFLOW
+    s.var = static_cast<float>(mo.var);
+#endif
+    std::memcpy(&state[r], &s, sizeof(s));
+    for (int64_t j = 0; j < dim; ++j) {
+      const float xhat = ((xr[j] - xr[0]) - s.shifted_mean) * s.rstd;
+      y[r * dim + j] = gamma[j] * xhat + beta[j];
+    }
+  }
+#ifdef MUTANT_STALE_SAVED_STATE
+  last_forward_state.assign(state, state + rows);
+#endif
+  return HARNESS_STATUS_OK;
+}
+
+// dx of one row; adds its dgamma/dbeta contributions to the block's partials.
+// g = dy * gamma is kept in a scratch row between the two passes.
+void row_backward(const float* dy, const float* x, const float* gamma, int64_t dim, const Saved& s, float* dx,
+                  float* g, float* part_dgamma, float* part_dbeta) {
+  double sum_g = 0.0, sum_gx = 0.0;
+  for (int64_t j = 0; j < dim; ++j) {
+    const float xhat = ((x[j] - x[0]) - s.shifted_mean) * s.rstd;
+    g[j] = dy[j] * gamma[j];
+    sum_g += g[j];
+    sum_gx += static_cast<double>(g[j]) * xhat;
+    part_dgamma[j] += dy[j] * xhat;
+    part_dbeta[j] += dy[j];
+  }
+  const float mean_g = static_cast<float>(sum_g / static_cast<double>(dim));
+  const float mean_gx = static_cast<float>(sum_gx / static_cast<double>(dim));
+  for (int64_t j = 0; j < dim; ++j) {
+    const float xhat = ((x[j] - x[0]) - s.shifted_mean) * s.rstd;
+#if defined(MUTANT_DX_NO_MEAN_TERM)
+    // Bug: the mean(g) term is dropped, as if the mean did not depend on x.
+    (void)mean_g;
+    dx[j] = s.rstd * (g[j] - xhat * mean_gx);
+#elif defined(MUTANT_DX_NO_PROJECTION_TERM)
+    // Bug: the xhat * mean(g * xhat) term is dropped, as if rstd did not
+    // depend on x.
+    (void)mean_gx;
+    (void)xhat;
+    dx[j] = s.rstd * (g[j] - mean_g);
+#else
+    dx[j] = s.rstd * (g[j] - mean_g - xhat * mean_gx);
+#endif
+  }
+}
+
+harness_status backward(const float* dy, const float* x, const float* gamma, const void* saved, int64_t rows,
+                        int64_t dim, float /*eps*/, float* dx, float* dgamma, float* dbeta, void* /*stream*/) {
+#ifdef MUTANT_STALE_SAVED_STATE
+  (void)saved;
+  const Saved* state = last_forward_state.data();
+#else
+  const Saved* state = static_cast<const Saved*>(saved);
+#endif
+  const int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
+  // [blocks, 2, dim]: each block's dgamma and dbeta partial sums.
+  std::vector<float> partials(static_cast<size_t>(blocks * 2 * dim), 0.0f);
+  std::vector<float> g_row(static_cast<size_t>(dim));
+  for (int64_t b = 0; b < blocks; ++b) {
+    float* part_dgamma = partials.data() + b * 2 * dim;
+    float* part_dbeta = part_dgamma + dim;
+    const int64_t end = std::min(rows, (b + 1) * kBlockRows);
+    for (int64_t r = b * kBlockRows; r < end; ++r) {
+      Saved s;
+      std::memcpy(&s, &state[r], sizeof(s));
+      row_backward(dy + r * dim, x + r * dim, gamma, dim, s, dx + r * dim, g_row.data(), part_dgamma, part_dbeta);
+    }
+  }
+  for (int64_t j = 0; j < dim; ++j) {
+    double g = 0.0, be = 0.0;
+#ifdef MUTANT_DGAMMA_FIRST_BLOCK
+    // Bug: the loop over the blocks' partials steps by rows per block (the
+    // stride of the row loop above) instead of 1: with rows <= 64 * 64 only
+    // the first block's rows reach dgamma and dbeta.
+    for (int64_t b = 0; b < blocks; b += kBlockRows) {
+#else
+    for (int64_t b = 0; b < blocks; ++b) {
+#endif
+      g += partials[static_cast<size_t>(b * 2 * dim + j)];
+      be += partials[static_cast<size_t>((b * 2 + 1) * dim + j)];
+    }
+    dgamma[j] = static_cast<float>(g);
+    dbeta[j] = static_cast<float>(be);
+  }
+  return HARNESS_STATUS_OK;
+}
+
+}  // namespace
+
+LAYERNORM_EXPORT_ABI(saved_bytes, forward, backward)
