@@ -48,18 +48,18 @@ int list(const ListArguments& args) {
   }
 
   const Catalog catalog = Catalog::load(Catalog::default_index_path());
-  std::printf("\nSubmissions:\n  %-20s %-36s %-6s %-10s %-12s %s\n", "challenge", "name", "device", "role", "build", "origin / problem");
+  std::printf("\nSubmissions:\n  %-20s %-40s %-6s %-10s %-12s %s\n", "challenge", "name", "device", "role", "build", "origin / problem");
   for (const Challenge* c : challenges) {
     for (const auto& r : catalog.records()) {
       if (r.challenge != c->name()) continue;
       const SubmissionInfo info = r.info();
       std::string detail = r.build.status == "ok" ? info.origin : r.build.reason;
       const std::string role = info.kind == "process" ? info.role + "*" : info.role;
-      std::printf("  %-20s %-36s %-6s %-10s %-12s %s\n", c->name().c_str(), info.name.c_str(), info.device.c_str(),
+      std::printf("  %-20s %-40s %-6s %-10s %-12s %s\n", c->name().c_str(), info.name.c_str(), info.device.c_str(),
                   role.c_str(), r.build.status.c_str(), detail.c_str());
     }
     for (ControlKind kind : all_controls()) {
-      std::printf("  %-20s %-36s %-6s %-10s %-12s %s\n", c->name().c_str(), control_name(kind).c_str(), "cpu", "control",
+      std::printf("  %-20s %-40s %-6s %-10s %-12s %s\n", c->name().c_str(), control_name(kind).c_str(), "cpu", "control",
                   "built-in", control_description(kind).c_str());
     }
   }

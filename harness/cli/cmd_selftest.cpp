@@ -54,9 +54,9 @@ void add_selftest_command(CLI::App& app, CommandLine& command_line) {
 
       const auto findings = evaluate_selftest(results);
       size_t failed = 0;
-      std::printf("%-14s %-36s %-8s %-10s %-34s %s\n", "challenge", "submission", "device", "role", "must get", "got");
+      std::printf("%-19s %-40s %-8s %-10s %-34s %s\n", "challenge", "submission", "device", "role", "must get", "got");
       for (const auto& f : findings) {
-        std::printf("%-14s %-36s %-8s %-10s %-34s %s%s\n", f.challenge.c_str(), f.submission.c_str(), f.device.c_str(),
+        std::printf("%-19s %-40s %-8s %-10s %-34s %s%s\n", f.challenge.c_str(), f.submission.c_str(), f.device.c_str(),
                     f.role.c_str(), f.expected.c_str(), f.observed.c_str(), f.ok ? "" : "   <-- NOT AS DECLARED");
         if (!f.ok) ++failed;
       }

@@ -68,12 +68,12 @@ void ProgressPrinter::entry_finished(const EntryResult& entry) {
 }
 
 void ProgressPrinter::print_summary(const RunResults& results) const {
-  std::fprintf(stderr, "\n%-14s %-36s %-8s %8s %5s  %s\n", "challenge", "submission", "device", "overall", "grade", "verdicts");
+  std::fprintf(stderr, "\n%-19s %-40s %-8s %8s %5s  %s\n", "challenge", "submission", "device", "overall", "grade", "verdicts");
   for (const auto& e : results.entries) {
     const std::string overall = e.scores ? fmt::format("{:.1f}", e.scores->overall) : "-";
     std::string grade = e.scores ? e.scores->grade : "-";
     if (is_mutant_like(e.submission.role)) grade = "(" + e.submission.role + ")";
-    std::fprintf(stderr, "%-14s %-36s %-8s %8s %5s  %s\n", e.challenge.c_str(), e.submission.name.c_str(), e.device.c_str(),
+    std::fprintf(stderr, "%-19s %-40s %-8s %8s %5s  %s\n", e.challenge.c_str(), e.submission.name.c_str(), e.device.c_str(),
                  overall.c_str(), grade.c_str(), verdict_counts(e).c_str());
   }
 }

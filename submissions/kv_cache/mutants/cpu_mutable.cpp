@@ -1,0 +1,220 @@
+// A plausible single-threaded paged KV cache, the common source of the CPU
+// mutants. Each mutant's submission.json defines one MUTANT_* macro that
+// switches on one realistic bug; with none defined the implementation is
+// correct (it is never shipped that way: cpu-fast and cpu-naive are).
+//
+// Design: blocks of kBlock tokens, [layers, 2 (K, V), kBlock, kv_heads,
+// head_dim] floats each, in a pool that grows on demand up to what the
+// budget pays for; a LIFO free list; a block table per sequence. Each block
+// also records how many of its positions have been written (`filled_`), which
+// the attention of a sequence's newest token uses as the count of the block
+// holding it. Scores are dot products in double; the online softmax keeps its
+// running max in double and its sums in float.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "abi_support.h"
+
+namespace {
+
+constexpr int64_t kBlock = 16;
+
+class MutableCache final : public kv_abi::Cache {
+ public:
+  explicit MutableCache(const kv_cache_config& c)
+      : c_(c),
+        row_(int64_t{c.kv_heads} * c.head_dim),
+        block_elems_(int64_t{c.layers} * 2 * kBlock * row_),
+        block_bytes_(block_elems_ * static_cast<int64_t>(sizeof(float))),
+        max_blocks_(std::min<int64_t>(c.memory_budget / block_bytes_, int64_t{1} << 30)) {}
+
+  harness_status append(int32_t layer, int64_t sequence, int64_t n, const float* k, const float* v,
+                        void*) override {
+    auto it = sequences_.find(sequence);
+    if (it == sequences_.end()) {
+      if (layer != 0) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "append: a sequence starts at layer 0");
+      if (static_cast<int64_t>(sequences_.size()) >= c_.max_sequences)
+        return kv_abi::fail(HARNESS_STATUS_OUT_OF_MEMORY, "append: max_sequences are live");
+    }
+    const int64_t held = it == sequences_.end() ? 0 : it->second.tokens[static_cast<size_t>(layer)];
+    if (held + n > c_.max_tokens) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "append: past max_tokens");
+    const int64_t owned = it == sequences_.end() ? 0 : static_cast<int64_t>(it->second.blocks.size());
+    const int64_t needed = std::max<int64_t>(0, (held + n + kBlock - 1) / kBlock - owned);
+    const int64_t available = static_cast<int64_t>(free_.size()) + max_blocks_ - fresh_;
+    std::vector<int32_t> stolen;
+    if (needed > available) {
+#ifdef MUTANT_OVERWRITE_PAST_BUDGET
+      // Bug: when the pool runs dry, the missing blocks are reclaimed from
+      // the tail of another live sequence (meant as eviction), but the victim
+      // keeps them in its block table: it reads whatever this append writes.
+      for (auto& other : sequences_) {
+        if (other.first == sequence) continue;
+        for (auto b = other.second.blocks.rbegin();
+             b != other.second.blocks.rend() && available + static_cast<int64_t>(stolen.size()) < needed; ++b)
+          stolen.push_back(*b);
+      }
+      if (available + static_cast<int64_t>(stolen.size()) < needed)
+        return kv_abi::fail(HARNESS_STATUS_OUT_OF_MEMORY, "append: the pool is full");
+#else
+      return kv_abi::fail(HARNESS_STATUS_OUT_OF_MEMORY, "append: the pool is full");
+#endif
+    }
+    if (it == sequences_.end()) {
+      Sequence s;
+      s.tokens.assign(static_cast<size_t>(c_.layers), 0);
+      it = sequences_.emplace(sequence, std::move(s)).first;
+    }
+    Sequence& s = it->second;
+    for (int64_t b = 0; b < needed; ++b) s.blocks.push_back(take_block(&stolen));
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t pos = held + t;
+      const int32_t id = s.blocks[static_cast<size_t>(pos / kBlock)];
+      float* kd = pool_.data() + id * block_elems_ + (int64_t{layer} * 2 * kBlock + pos % kBlock) * row_;
+      std::copy(k + t * row_, k + (t + 1) * row_, kd);
+      std::copy(v + t * row_, v + (t + 1) * row_, kd + kBlock * row_);
+      filled_[static_cast<size_t>(id)] = std::max<int32_t>(filled_[static_cast<size_t>(id)],
+                                                           static_cast<int32_t>(pos % kBlock + 1));
+    }
+    s.tokens[static_cast<size_t>(layer)] = held + n;
+    return HARNESS_STATUS_OK;
+  }
+
+  harness_status attend(int32_t layer, int32_t batch, const int64_t* sequences, const int32_t* query_lengths,
+                        const float* q, float* out, void*) override {
+    int64_t row = 0;
+    for (int32_t b = 0; b < batch; ++b) {
+      const auto it = sequences_.find(sequences[b]);
+      if (it == sequences_.end()) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "attend: sequence not live");
+      const int64_t tokens = it->second.tokens[static_cast<size_t>(layer)];
+      if (query_lengths[b] > tokens) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "attend: too many queries");
+      for (int64_t i = 0; i < query_lengths[b]; ++i, ++row) {
+        const int64_t pos = tokens - query_lengths[b] + i;
+        for (int64_t h = 0; h < c_.query_heads; ++h) attend_row(it->second, layer, tokens, pos, h, q, out, row);
+      }
+    }
+    return HARNESS_STATUS_OK;
+  }
+
+  harness_status release(int64_t sequence) override {
+    const auto it = sequences_.find(sequence);
+    if (it == sequences_.end()) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "release: not live");
+#ifndef MUTANT_LEAK_ON_RELEASE
+    for (auto b = it->second.blocks.rbegin(); b != it->second.blocks.rend(); ++b) free_.push_back(*b);
+#endif
+    // (MUTANT_LEAK_ON_RELEASE) Bug: the table is dropped, its blocks never
+    // reach the free list: they stay counted and are never reused.
+    sequences_.erase(it);
+    return HARNESS_STATUS_OK;
+  }
+
+  int64_t bytes_in_use() const override { return (fresh_ - static_cast<int64_t>(free_.size())) * block_bytes_; }
+
+ private:
+  struct Sequence {
+    std::vector<int32_t> blocks;
+    std::vector<int64_t> tokens;  // [layers]
+  };
+
+  int32_t take_block(std::vector<int32_t>* stolen) {
+    int32_t id;
+    if (!free_.empty()) {
+      id = free_.back();
+      free_.pop_back();
+    } else if (fresh_ < max_blocks_) {
+      id = static_cast<int32_t>(fresh_++);
+      pool_.resize(static_cast<size_t>(fresh_ * block_elems_));
+      filled_.push_back(0);
+    } else {
+      id = stolen->back();  // MUTANT_OVERWRITE_PAST_BUDGET only
+      stolen->pop_back();
+    }
+#ifndef MUTANT_STALE_BLOCK_TAIL
+    filled_[static_cast<size_t>(id)] = 0;
+#endif
+    // (MUTANT_STALE_BLOCK_TAIL) Bug: a recycled block keeps the filled count
+    // of its previous owner, so the newest token's attention reads the old
+    // tokens left in the block's tail.
+    return id;
+  }
+
+  // out[row, h] for the query at position pos of a sequence holding `tokens` tokens.
+  void attend_row(const Sequence& s, int32_t layer, int64_t tokens, int64_t pos, int64_t h, const float* q,
+                  float* out, int64_t row) const {
+    const int64_t d = c_.head_dim;
+#ifdef MUTANT_GQA_HEAD_MAPPING
+    const int64_t kvh = h % c_.kv_heads;  // Bug: heads dealt round-robin instead of in groups.
+#else
+    const int64_t kvh = h / (c_.query_heads / c_.kv_heads);
+#endif
+#ifdef MUTANT_NO_SCALING
+    const double scale = 1.0;  // Bug: 1/sqrt(d) forgotten.
+#else
+    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+#endif
+#if defined(MUTANT_NEWEST_TOKEN_SKIPPED)
+    const int64_t visible = pos;  // Bug: "keys before the query", off by one: the query's own key is left out.
+#elif defined(MUTANT_NO_CAUSAL_MASK)
+    const int64_t visible = tokens;  // Bug: every query of a chunk sees the whole chunk.
+#else
+    const int64_t visible = pos + 1;
+#endif
+    const bool newest = pos == tokens - 1;
+    const float* qh = q + (row * c_.query_heads + h) * d;
+    std::vector<float> acc(static_cast<size_t>(d), 0.0f);
+    double m = -INFINITY;
+    float l = 0.0f;
+    for (int64_t blk = 0; blk * kBlock < visible; ++blk) {
+      const int32_t id = s.blocks[static_cast<size_t>(blk)];
+      int64_t count = std::min(kBlock, visible - blk * kBlock);
+      // The newest token sees every position written to its own block:
+      // no causal arithmetic needed on the decode path.
+      if (newest && blk == pos / kBlock) count = filled_[static_cast<size_t>(id)] - (pos + 1 - visible);
+      const float* kd = pool_.data() + id * block_elems_ + int64_t{layer} * 2 * kBlock * row_ + kvh * d;
+      const float* vd = kd + kBlock * row_;
+      for (int64_t t = 0; t < count; ++t) {
+        double dot = 0.0;
+        for (int64_t x = 0; x < d; ++x) dot += static_cast<double>(qh[x]) * kd[t * row_ + x];
+        const double score = dot * scale;
+#ifdef MUTANT_NO_MAX_SUBTRACTION
+        // Bug: exp of the raw score; harmless for scores of a few units,
+        // inf (then inf/inf = NaN) once a score passes 88.7.
+        const float p = std::exp(static_cast<float>(score));
+        (void)m;
+#else
+        if (score > m) {
+          const float alpha = static_cast<float>(std::exp(m - score));
+          for (float& a : acc) a *= alpha;
+          l *= alpha;
+          m = score;
+        }
+        const float p = static_cast<float>(std::exp(score - m));
+#endif
+        l += p;
+        for (int64_t x = 0; x < d; ++x) acc[static_cast<size_t>(x)] += p * vd[t * row_ + x];
+      }
+    }
+    float* o = out + (row * c_.query_heads + h) * d;
+    for (int64_t x = 0; x < d; ++x) o[x] = acc[static_cast<size_t>(x)] / l;
+  }
+
+  kv_cache_config c_;
+  int64_t row_, block_elems_, block_bytes_, max_blocks_;
+  std::vector<float> pool_;      // [blocks, layers, 2, kBlock, kv_heads, head_dim]
+  std::vector<int32_t> filled_;  // [blocks] positions written
+  std::vector<int32_t> free_;    // a stack: the last block released is the first reused
+  int64_t fresh_ = 0;            // blocks [0, fresh_) exist in pool_
+  std::unordered_map<int64_t, Sequence> sequences_;
+};
+
+harness_status create(const kv_cache_config& config, std::unique_ptr<kv_abi::Cache>* cache) {
+  cache->reset(new MutableCache(config));
+  return HARNESS_STATUS_OK;
+}
+
+}  // namespace
+
+KV_CACHE_EXPORT_ABI(KV_CACHE_FORMAT_FP32, create)
