@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "harness/results/results_json.h"
 #include "harness/runner/selftest.h"
@@ -14,7 +16,8 @@
 namespace harness {
 namespace {
 
-void expect_declared_verdicts(const testing::CommandResult& command, const RunResults& results) {
+// On the CPU: the catalogue's CUDA mutants need a GPU and are not in the run.
+void expect_declared_verdicts(const testing::CommandResult& command, const RunResults& results, size_t min_mutants) {
   EXPECT_EQ(command.exit_code, 0) << command.output;
   size_t mutants = 0, controls = 0;
   for (const auto& f : evaluate_selftest(results)) {
@@ -22,7 +25,7 @@ void expect_declared_verdicts(const testing::CommandResult& command, const RunRe
     mutants += f.role == "mutant";
     controls += f.role == "control";
   }
-  EXPECT_GE(mutants, 10u) << "the catalogue needs at least ten mutants";
+  EXPECT_GE(mutants, min_mutants) << "mutants missing from the catalogue";
   EXPECT_EQ(controls, 4u);
 }
 
@@ -67,9 +70,72 @@ TEST(Selftest, EveryMutantGetsItsVerdictAndTheToleranceIsJustified) {
   // --timeout 3: the hang mutant costs two timeouts; nothing else comes near.
   const auto command = testing::run_cli("selftest softmax_topk --device cpu --timeout 3 --seed 11 -o " + out);
   const RunResults results = load_results(out);
-  expect_declared_verdicts(command, results);
+  expect_declared_verdicts(command, results, 15);
   expect_build_failure_reported(results);
   expect_tolerance_justified(results);
+}
+
+// The largest `metric` over an entry's cases of one suite (every suite when
+// none is given).
+double worst_metric(const RunResults& results, const std::string& submission, const std::string& metric,
+                    const Suite* only = nullptr) {
+  double worst = 0;
+  for (const auto& c : testing::entry_of(results, submission).cases) {
+    if (only && c.suite != *only) continue;
+    worst = std::max(worst, c.metrics.value(metric, 0.0));
+  }
+  return worst;
+}
+
+// Each tolerance: our two CPU implementations pass every case below it, and
+// the mutant named for it is beyond it on at least `caught` core cases.
+struct Justification {
+  std::string metric;
+  double tolerance;
+  std::string mutant;
+  size_t caught;
+};
+
+void expect_tolerances_justified(const RunResults& results, const std::vector<Justification>& justifications) {
+  for (const char* ours : {"cpu-fast", "cpu-naive"}) {
+    for (const auto& c : testing::entry_of(results, ours).cases) EXPECT_EQ(c.verdict, Verdict::pass) << ours << " " << c.id << ": " << c.message;
+  }
+  const Suite core = Suite::correctness;
+  for (const auto& j : justifications) {
+    for (const char* ours : {"cpu-fast", "cpu-naive"}) EXPECT_LT(worst_metric(results, ours, j.metric), j.tolerance) << ours << " " << j.metric;
+    size_t caught = 0;
+    for (const auto& c : testing::entry_of(results, j.mutant).cases) {
+      caught += c.suite == core && c.metrics.value(j.metric, 0.0) > j.tolerance;
+    }
+    EXPECT_GE(caught, j.caught) << j.mutant << ": " << j.metric << " beyond " << j.tolerance << " on too few core cases";
+  }
+}
+
+TEST(Selftest, LayerNormMutantsGetTheirVerdictsAndEachToleranceIsJustified) {
+  testing::TempFolder folder;
+  const std::string out = folder.path("selftest.json");
+  const auto command = testing::run_cli("selftest layernorm_backward --device cpu --timeout 5 --seed 12 -o " + out);
+  const RunResults results = load_results(out);
+  expect_declared_verdicts(command, results, 8);
+  // challenges/layernorm_backward/challenge.json: y 1e-5; dx, dgamma, dbeta 1e-4.
+  // The sample variance is off by 1/(2D) in y: beyond 1e-5 up to D = 8192,
+  // not at D = 65536. The dropped dx terms are off on all 8 core cases.
+  expect_tolerances_justified(results, {{"y_max_scaled_error", 1e-5, "cpu-mutant-sample-variance", 7},
+                                        {"dx_max_scaled_error", 1e-4, "cpu-mutant-dx-no-mean-term", 8},
+                                        {"dx_max_scaled_error", 1e-4, "cpu-mutant-dx-no-projection-term", 8}});
+}
+
+TEST(Selftest, KvCacheMutantsGetTheirVerdictsAndTheToleranceIsJustified) {
+  testing::TempFolder folder;
+  const std::string out = folder.path("selftest.json");
+  const auto command = testing::run_cli("selftest kv_cache --device cpu --timeout 10 --seed 13 -o " + out);
+  const RunResults results = load_results(out);
+  expect_declared_verdicts(command, results, 8);
+  // challenges/kv_cache/challenge.json: fp32 1e-4.
+  // An unscaled softmax is off on all 6 core cases; a wrong GQA head mapping
+  // only where query heads outnumber kv heads with several groups.
+  expect_tolerances_justified(results, {{"attention_max_scaled_error", 1e-4, "cpu-mutant-no-scaling", 6},
+                                        {"attention_max_scaled_error", 1e-4, "cpu-mutant-gqa-head-mapping", 1}});
 }
 
 }  // namespace
