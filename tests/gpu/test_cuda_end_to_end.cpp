@@ -26,15 +26,15 @@ std::string cuda_missing_reason() {
 TEST(Gpu, OurCudaKernelsPassEveryCorrectnessEdgeAndStabilityCase) {
   REQUIRE_CUDA_DEVICE();
   testing::TempFolder tmp;
-  const auto r = testing::run_cli("run softmax_topk -s cuda-fast,cuda-naive --device cuda --suite correctness,edge,stability -o " +
-                                  tmp.path("gpu.json"));
+  // Every challenge, every CUDA submission that is not a mutant.
+  const auto r = testing::run_cli("run --device cuda --suite correctness,edge,stability -o " + tmp.path("gpu.json"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
 TEST(Gpu, SelftestCatchesEveryCudaMutant) {
   REQUIRE_CUDA_DEVICE();
   testing::TempFolder tmp;
-  const auto r = testing::run_cli("selftest softmax_topk --device cuda -o " + tmp.path("selftest.json"));
+  const auto r = testing::run_cli("selftest --device cuda -o " + tmp.path("selftest.json"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
