@@ -52,8 +52,8 @@ struct Merge {
 struct Workspace {
   std::vector<Task> tasks;
   std::vector<Merge> merges;
-  std::vector<float> partials;  // [partial, rows, head_dim + 2]: acc, then m and l
-  std::vector<float> scratch;   // [participant, rows, head_dim + 2]
+  std::vector<float> partials;  // [partial, rows, state_floats(head_dim)]: acc, then m and l as doubles
+  std::vector<float> scratch;   // [participant, rows, state_floats(head_dim)]
 };
 
 // out[r, h, :] = softmax over the causally visible keys of q[r, h, :] . K / sqrt(d), times V,

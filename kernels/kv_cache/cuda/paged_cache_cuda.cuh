@@ -10,8 +10,9 @@
 // counts the blocks owned by live sequences, as the CPU cache does.
 //
 // Attend: the host plans work items (work_plan.h) and uploads them only when
-// they differ from the previous call's (a decode loop over the same batch
-// uploads nothing); then the attention kernel and, for split rows, the merge
+// they differ from the previous call's (repeating an attend with no append
+// between, as timed repetitions do, uploads nothing; a decode step's append
+// moves key_end, so real decoding uploads every step); then the attention kernel and, for split rows, the merge
 // kernel, all on the caller's stream. Calls are assumed to come on one stream
 // at a time, as the harness makes them.
 #ifndef KV_CACHE_CUDA_PAGED_CACHE_CUDA_CUH
