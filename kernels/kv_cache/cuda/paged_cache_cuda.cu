@@ -35,11 +35,12 @@ Status PagedCache::create(const CacheConfig& c, Format format, std::unique_ptr<P
     *why = "head_dim " + std::to_string(c.head_dim) + " is not supported (64 or 128)";
     return Status::unsupported;
   }
-  const int64_t table_bytes = c.max_sequences * table_stride(c) * static_cast<int64_t>(sizeof(int32_t));
-  if (table_bytes > (int64_t{1} << 30)) {
+  // Checked by division first: max_sequences x table_stride can pass int64.
+  if (table_stride(c) > (int64_t{1} << 30) / static_cast<int64_t>(sizeof(int32_t)) / c.max_sequences) {
     *why = "max_sequences x max_tokens needs a block table above 1 GiB";
     return Status::unsupported;
   }
+  const int64_t table_bytes = c.max_sequences * table_stride(c) * static_cast<int64_t>(sizeof(int32_t));
   int device = 0, sm_count = 0;
   size_t free_bytes = 0, total_bytes = 0;
   cudaError_t err = cudaGetDevice(&device);
@@ -88,13 +89,14 @@ Status PagedCache::fail_cuda(const char* what, cudaError_t err, std::string* why
 
 cudaError_t PagedCache::reserve(void** buffer, int64_t* capacity, int64_t bytes) {
   if (bytes <= *capacity) return cudaSuccess;
+  const int64_t old_capacity = *capacity;
   if (*buffer != nullptr) {
     const cudaError_t err = cudaFree(*buffer);
     *buffer = nullptr;
     *capacity = 0;
     if (err != cudaSuccess) return err;
   }
-  const int64_t rounded = std::max<int64_t>(bytes, 2 * *capacity);
+  const int64_t rounded = std::max<int64_t>(bytes, 2 * old_capacity);
   const cudaError_t err = cudaMalloc(buffer, static_cast<size_t>(rounded));
   if (err != cudaSuccess) {
     *buffer = nullptr;

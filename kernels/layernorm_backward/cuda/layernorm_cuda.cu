@@ -121,7 +121,8 @@ cudaError_t plan_backward(int64_t rows, int64_t dim, bool aligned, const DeviceL
     p.shared_bytes = shared;
     const BackwardFn fn = backward_fn(p);
     cudaError_t err = cudaSuccess;
-    if (shared > kDefaultDynamicSharedLimit)
+    // The default limit covers static and dynamic shared memory together.
+    if (shared + kStaticSharedReserve > kDefaultDynamicSharedLimit)
       err = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
     if (err != cudaSuccess) return err;
     int per_sm = 0;
