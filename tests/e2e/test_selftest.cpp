@@ -111,31 +111,35 @@ void expect_tolerances_justified(const RunResults& results, const std::vector<Ju
   }
 }
 
-TEST(Selftest, LayerNormMutantsGetTheirVerdictsAndEachToleranceIsJustified) {
+// `harness selftest <challenge>` on the CPU: every declared verdict, then the
+// justification of each tolerance.
+void expect_selftest_passes(const std::string& challenge, const std::string& options, size_t min_mutants,
+                            const std::vector<Justification>& justifications) {
   testing::TempFolder folder;
   const std::string out = folder.path("selftest.json");
-  const auto command = testing::run_cli("selftest layernorm_backward --device cpu --timeout 5 --seed 12 -o " + out);
+  const auto command = testing::run_cli("selftest " + challenge + " --device cpu " + options + " -o " + out);
   const RunResults results = load_results(out);
-  expect_declared_verdicts(command, results, 8);
+  expect_declared_verdicts(command, results, min_mutants);
+  expect_tolerances_justified(results, justifications);
+}
+
+TEST(Selftest, LayerNormMutantsGetTheirVerdictsAndEachToleranceIsJustified) {
   // challenges/layernorm_backward/challenge.json: y 1e-5; dx, dgamma, dbeta 1e-4.
   // The sample variance is off by 1/(2D) in y: beyond 1e-5 up to D = 8192,
   // not at D = 65536. The dropped dx terms are off on all 8 core cases.
-  expect_tolerances_justified(results, {{"y_max_scaled_error", 1e-5, "cpu-mutant-sample-variance", 7},
-                                        {"dx_max_scaled_error", 1e-4, "cpu-mutant-dx-no-mean-term", 8},
-                                        {"dx_max_scaled_error", 1e-4, "cpu-mutant-dx-no-projection-term", 8}});
+  expect_selftest_passes("layernorm_backward", "--timeout 5 --seed 12", 8,
+                         {{"y_max_scaled_error", 1e-5, "cpu-mutant-sample-variance", 7},
+                          {"dx_max_scaled_error", 1e-4, "cpu-mutant-dx-no-mean-term", 8},
+                          {"dx_max_scaled_error", 1e-4, "cpu-mutant-dx-no-projection-term", 8}});
 }
 
 TEST(Selftest, KvCacheMutantsGetTheirVerdictsAndTheToleranceIsJustified) {
-  testing::TempFolder folder;
-  const std::string out = folder.path("selftest.json");
-  const auto command = testing::run_cli("selftest kv_cache --device cpu --timeout 10 --seed 13 -o " + out);
-  const RunResults results = load_results(out);
-  expect_declared_verdicts(command, results, 8);
   // challenges/kv_cache/challenge.json: fp32 1e-4.
   // An unscaled softmax is off on all 6 core cases; a wrong GQA head mapping
   // only where query heads outnumber kv heads with several groups.
-  expect_tolerances_justified(results, {{"attention_max_scaled_error", 1e-4, "cpu-mutant-no-scaling", 6},
-                                        {"attention_max_scaled_error", 1e-4, "cpu-mutant-gqa-head-mapping", 1}});
+  expect_selftest_passes("kv_cache", "--timeout 10 --seed 13", 8,
+                         {{"attention_max_scaled_error", 1e-4, "cpu-mutant-no-scaling", 6},
+                          {"attention_max_scaled_error", 1e-4, "cpu-mutant-gqa-head-mapping", 1}});
 }
 
 }  // namespace
