@@ -11,29 +11,19 @@
 #define KV_CACHE_ABI_SUPPORT_H
 
 #include <cstdint>
-#include <exception>
 #include <memory>
-#include <new>
 #include <string>
 
+#include "../../common/abi_errors.h"
 #include "kv_cache.h"
 
 namespace kv_abi {
 
-// Message of the last status other than OK returned on this thread.
-inline std::string& last_error_message() {
-  thread_local std::string message;
-  return message;
-}
-
-inline harness_status fail(harness_status status, const std::string& message) noexcept {
-  try {
-    last_error_message() = message;
-  } catch (...) {
-    // Out of memory while copying the message: the status still tells the story.
-  }
-  return status;
-}
+// The error plumbing every submission shares, under this challenge's name.
+using submission_abi::fail;
+using submission_abi::guarded;
+using submission_abi::last_error;
+using submission_abi::last_error_message;
 
 // One cache, as kv_cache_create makes it. Methods may throw; the exported
 // functions turn any exception into HARNESS_STATUS_ERROR.
@@ -67,20 +57,6 @@ inline harness_status check_config(const kv_cache_config* c) noexcept {
   return HARNESS_STATUS_OK;
 }
 
-// Runs `body` (returning a harness_status) and turns any exception into
-// HARNESS_STATUS_ERROR with its message.
-template <class Body>
-harness_status guarded(Body&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return fail(HARNESS_STATUS_ERROR, "out of host memory");
-  } catch (const std::exception& e) {
-    return fail(HARNESS_STATUS_ERROR, e.what());
-  } catch (...) {
-    return fail(HARNESS_STATUS_ERROR, "unknown exception");
-  }
-}
 
 }  // namespace kv_abi
 

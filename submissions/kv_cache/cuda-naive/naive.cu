@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../../common/cuda_support.h"
 #include "abi_support.h"
 
 namespace {
@@ -28,9 +29,7 @@ constexpr int kThreads = 128;
 // Scores materialised per launch at most (rows are launched in chunks).
 constexpr int64_t kScratchBytes = int64_t{256} << 20;
 
-harness_status cuda_fail(const char* what, cudaError_t err) {
-  return kv_abi::fail(HARNESS_STATUS_ERROR, std::string(what) + ": " + cudaGetErrorString(err));
-}
+using submission_abi::cuda_fail;
 
 struct RowInfo {
   const float* k;  // the layer's K in the slot: [max_tokens, kv_heads, head_dim]; V follows one plane later

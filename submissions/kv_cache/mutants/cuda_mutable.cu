@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../../common/cuda_support.h"
 #include "abi_support.h"
 
 namespace {
@@ -26,9 +27,7 @@ namespace {
 constexpr int64_t kBlock = 16;
 constexpr int64_t kChunk = 64;
 
-harness_status cuda_fail(const char* what, cudaError_t err) {
-  return kv_abi::fail(HARNESS_STATUS_ERROR, std::string(what) + ": " + cudaGetErrorString(err));
-}
+using submission_abi::cuda_fail;
 
 struct Chunk {
   int32_t table_row, q_row;

@@ -10,31 +10,19 @@
 
 #include <cmath>
 #include <cstdint>
-#include <exception>
 #include <limits>
-#include <new>
 #include <string>
 
+#include "../../common/abi_errors.h"
 #include "layernorm_backward.h"
 
 namespace layernorm_abi {
 
-// Message of the last status other than OK returned on this thread.
-inline std::string& last_error_message() {
-  thread_local std::string message;
-  return message;
-}
-
-inline const char* last_error() noexcept { return last_error_message().c_str(); }
-
-inline harness_status fail(harness_status status, const char* message) noexcept {
-  try {
-    last_error_message() = message;
-  } catch (...) {
-    // Out of memory while copying the message: the status still tells the story.
-  }
-  return status;
-}
+// The error plumbing every submission shares, under this challenge's name.
+using submission_abi::fail;
+using submission_abi::guarded;
+using submission_abi::last_error;
+using submission_abi::last_error_message;
 
 // rows, dim >= 1, and rows * dim floats addressable with int64 arithmetic.
 inline harness_status check_shape(const char* function, int64_t rows, int64_t dim) noexcept {
@@ -69,20 +57,6 @@ inline harness_status check_backward(const float* dy, const float* x, const floa
   return check_shape("layernorm_backward", rows, dim);
 }
 
-// Runs `body` (returning a harness_status) and turns any exception into
-// HARNESS_STATUS_ERROR with its message.
-template <class Body>
-harness_status guarded(Body&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return fail(HARNESS_STATUS_ERROR, "out of host memory");
-  } catch (const std::exception& e) {
-    return fail(HARNESS_STATUS_ERROR, e.what());
-  } catch (...) {
-    return fail(HARNESS_STATUS_ERROR, "unknown exception");
-  }
-}
 
 }  // namespace layernorm_abi
 

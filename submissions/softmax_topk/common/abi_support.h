@@ -8,31 +8,19 @@
 #define SOFTMAX_TOPK_ABI_SUPPORT_H
 
 #include <cstdint>
-#include <exception>
 #include <limits>
-#include <new>
 #include <string>
 
+#include "../../common/abi_errors.h"
 #include "softmax_topk.h"
 
 namespace softmax_topk_abi {
 
-// Message of the last status other than OK returned on this thread.
-inline std::string& last_error_message() {
-  thread_local std::string message;
-  return message;
-}
-
-inline const char* last_error() noexcept { return last_error_message().c_str(); }
-
-inline harness_status fail(harness_status status, const char* message) noexcept {
-  try {
-    last_error_message() = message;
-  } catch (...) {
-    // Out of memory while copying the message: the status still tells the story.
-  }
-  return status;
-}
+// The error plumbing every submission shares, under this challenge's name.
+using submission_abi::fail;
+using submission_abi::guarded;
+using submission_abi::last_error;
+using submission_abi::last_error_message;
 
 // Rejects what the ABI forbids (INVALID_ARGUMENT) and shapes no implementation
 // here can express: column indices are int32, so vocab must fit in one.
@@ -48,20 +36,6 @@ inline harness_status check_arguments(const float* logits, int64_t rows, int64_t
   return HARNESS_STATUS_OK;
 }
 
-// Runs `body` (returning a harness_status) and turns any exception into
-// HARNESS_STATUS_ERROR with its message.
-template <class Body>
-harness_status guarded(Body&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return fail(HARNESS_STATUS_ERROR, "out of host memory");
-  } catch (const std::exception& e) {
-    return fail(HARNESS_STATUS_ERROR, e.what());
-  } catch (...) {
-    return fail(HARNESS_STATUS_ERROR, "unknown exception");
-  }
-}
 
 }  // namespace softmax_topk_abi
 
