@@ -225,19 +225,41 @@ void failures(std::string& out, const Group& g, Suite suite, const char* title) 
   out += "\n";
 }
 
+// The stability table's columns: the ranked submissions, then the mutants
+// that ran stability cases (a run with --with-mutants), labelled as such, so
+// that a numerically fragile mutant is seen failing beside the ones that hold.
+std::vector<const EntryResult*> stability_columns(const Group& g) {
+  std::vector<const EntryResult*> columns = g.ranked;
+  for (const auto* e : g.mutants) {
+    if (e->submission.role != "mutant") continue;
+    const bool ran = std::any_of(e->cases.begin(), e->cases.end(), [](const CaseResult& c) {
+      return c.suite == Suite::stability && c.verdict != Verdict::build_failed;
+    });
+    if (ran) columns.push_back(e);
+  }
+  return columns;
+}
+
 void stability(std::string& out, const Group& g) {
   const auto ids = case_ids(g, Suite::stability);
   if (ids.empty()) return;
   const nlohmann::json settings = report_settings(g.challenge);
   const std::string metric = settings.value("error_metric", "");
+  const std::vector<const EntryResult*> columns = stability_columns(g);
   out += "#### Stability\n\n";
   if (!metric.empty()) {
     out += fmt::format("Worst {} per case (`{}`), and the verdict.\n\n", settings.value("error_label", metric), metric);
   }
-  header_row(out, "Case", g);
+  out += "| Case |";
+  for (const auto* e : columns) {
+    out += fmt::format(" {}{} |", e->submission.name, e->submission.role == "mutant" ? " (mutant)" : "");
+  }
+  out += "\n|---|";
+  for (size_t i = 0; i < columns.size(); ++i) out += "---:|";
+  out += "\n";
   for (const auto& id : ids) {
     out += fmt::format("| `{}` |", id);
-    for (const auto* e : g.ranked) {
+    for (const auto* e : columns) {
       const CaseResult* c = find_case(*e, id);
       if (!c) {
         out += " - |";
@@ -256,7 +278,7 @@ void stability(std::string& out, const Group& g) {
   if (param.empty() || metric.empty()) return;
   std::vector<std::pair<double, std::string>> points;
   for (const auto& id : ids) {
-    for (const auto* e : g.ranked) {
+    for (const auto* e : columns) {
       const CaseResult* c = find_case(*e, id);
       if (c && c->params.contains(param) && c->params[param].is_number()) {
         points.emplace_back(c->params[param].get<double>(), id);
@@ -270,16 +292,16 @@ void stability(std::string& out, const Group& g) {
                      settings["stability_series"].value("label", param));
   for (size_t i = 0; i < points.size(); ++i) out += fmt::format("{}\"{:g}\"", i ? ", " : "", points[i].first);
   out += fmt::format("]\n    y-axis \"log10 {}\"\n", metric);
-  for (const auto* e : g.ranked) {
+  for (const auto* e : columns) {
     out += "    line [";
     for (size_t i = 0; i < points.size(); ++i) {
       const CaseResult* c = find_case(*e, points[i].second);
       const double v = c && c->metrics.contains(metric) && c->metrics[metric].is_number() ? c->metrics[metric].get<double>() : 0;
-      out += fmt::format("{}{:.2f}", i ? ", " : "", v > 0 ? std::log10(v) : -20.0);
+      out += fmt::format("{}{:.2f}", i ? ", " : "", v > 0 ? std::min(std::log10(v), 10.0) : -20.0);
     }
     out += "]\n";
   }
-  out += "```\n\nOne line per submission, in the order of the table's columns (log10 of the error; -20 stands for 0).\n\n";
+  out += "```\n\nOne line per submission, in the order of the table's columns (log10 of the error; -20 stands for 0, 10 for 1e10 or more, NaN and inf included).\n\n";
 }
 
 void performance(std::string& out, const Group& g) {
