@@ -15,12 +15,15 @@ fi
 build_dir="${BUILD_DIR:-build}"
 
 # Regression gate first: a quick CPU run against the committed baseline (see
-# reports/README.md). Verdicts and scores always; timings only on the machine
-# that made the baseline. Exit code 1 of `run` (a failing case) is left to
-# the gate to report.
+# reports/README.md), verdicts and scores. Not timings: CI runners share their
+# hosts and all answer to the same name, and on one of them the same build
+# measured minutes apart moved by half (layernorm forward 11.6 -> 17.7 ms,
+# backward 25.5 -> 17.1 ms); a timing gate belongs on a dedicated machine
+# (`harness gate` without --no-timings). Exit code 1 of `run` (a failing
+# case) is left to the gate to report.
 if [ "${1:-}" != "--sanitize" ]; then
   "$build_dir/harness" run --device cpu --quick -q --seed 20261121 -o "$build_dir/ci-cpu.json" || [ $? -eq 1 ]
-  "$build_dir/harness" gate "$build_dir/ci-cpu.json" --baseline reports/baselines/cpu.json
+  "$build_dir/harness" gate "$build_dir/ci-cpu.json" --baseline reports/baselines/cpu.json --no-timings
 fi
 
 # GPU tests, verbosely: a machine without a CUDA device shows why they skip.

@@ -1,4 +1,4 @@
-// harness gate results.json --baseline baseline.json [--max-slowdown PCT]
+// harness gate results.json --baseline baseline.json [--max-slowdown PCT] [--no-timings]
 //   [--max-score-drop POINTS] [-o gate.md]
 // Exit 1 with a Markdown list of regressions, 0 when nothing regressed,
 // 2 for unusable input.
@@ -39,6 +39,8 @@ void add_gate_command(CLI::App& app, CommandLine& command_line) {
   cmd->add_option("--max-slowdown", args->options.max_slowdown_percent,
                   "Percent slower (and significant) that counts as a regression (default 10)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-score-drop", args->options.max_score_drop, "Points a score may drop (default 1)")->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--no-timings", [args](int64_t) { args->options.compare_timings = false; },
+                "Compare verdicts and scores only (for machines whose timings move with their neighbours, e.g. shared CI runners)");
   cmd->add_option("-o,--output", args->output, "Also write the Markdown here");
   cmd->callback([args, &command_line] { command_line.action = [args] { return gate(*args); }; });
 }

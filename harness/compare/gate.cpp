@@ -128,7 +128,7 @@ GateReport gate_results(const RunResults& current, const RunResults& baseline, c
       continue;
     }
     compared_devices.insert(before.device);
-    const bool timings_comparable = same_machine(current, baseline, before.device);
+    const bool timings_comparable = o.compare_timings && same_machine(current, baseline, before.device);
     const EntryResult* now = find_entry(current, before);
     if (!now) {
       report.regressions.push_back({"missing", where(before), "", "the submission is not in these results", ""});
@@ -165,8 +165,11 @@ GateReport gate_results(const RunResults& current, const RunResults& baseline, c
     throw UsageError(fmt::format("nothing to compare: the baseline ran on {} and these results on {}", fmt::join(theirs, ", "),
                                  fmt::join(ours, ", ")));
   }
+  if (!o.compare_timings) {
+    report.notes.insert(report.notes.begin(), "Timings were not compared (--no-timings): verdicts and scores only.");
+  }
   for (const auto& device : compared_devices) {
-    if (!same_machine(current, baseline, device)) {
+    if (o.compare_timings && !same_machine(current, baseline, device)) {
       report.notes.insert(report.notes.begin(),
                           fmt::format("Timings on {} were not compared: the baseline ran on {}, these results on {}. "
                                       "A baseline from another machine gates verdicts and scores only.",

@@ -20,6 +20,7 @@ struct GateOptions {
   double max_score_drop = 1.0;       // points of a score
   double alpha = 0.01;               // significance of the rank test
   size_t min_samples = 5;            // fewer timing samples on either side: not compared
+  bool compare_timings = true;       // false: verdicts and scores only, whatever the machine
 };
 
 struct GateFinding {

@@ -143,6 +143,23 @@ TEST(Gate, AnotherMachineGatesVerdictsButNotTimings) {
   EXPECT_FALSE(gate_results(failing, before, {}).regressions.empty());
 }
 
+TEST(Gate, WithoutTimingsTheSameMachineGatesVerdictsAndScoresOnly) {
+  // A shared runner's timings move with its neighbours: 5x slower on the
+  // same host is not a regression when timings are switched off, a crash is.
+  const auto before = results({make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(1000))});
+  const auto slower = results({make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(5000))});
+  GateOptions no_timings;
+  no_timings.compare_timings = false;
+  ASSERT_FALSE(gate_results(slower, before, {}).regressions.empty());
+  const auto report = gate_results(slower, before, no_timings);
+  EXPECT_TRUE(report.regressions.empty());
+  EXPECT_EQ(report.timings_compared, 0u);
+  ASSERT_FALSE(report.notes.empty());
+  EXPECT_NE(report.notes[0].find("--no-timings"), std::string::npos) << report.notes[0];
+  const auto failing = results({make_case("c1", Suite::correctness, Verdict::crash), make_case("p1", Suite::perf, Verdict::pass, around(1000))});
+  EXPECT_FALSE(gate_results(failing, before, no_timings).regressions.empty());
+}
+
 TEST(Gate, NothingComparableIsUnusableInput) {
   const auto cpu = results({make_case("c1", Suite::correctness, Verdict::pass)}, "a", "AMD EPYC");
   const auto other = results({make_case("c1", Suite::correctness, Verdict::pass)}, "a", "Intel Xeon");
