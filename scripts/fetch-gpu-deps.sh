@@ -6,5 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .deps
 cd .deps
-apt-get download nlohmann-json3-dev libcli11-dev libfmt-dev libfmt9 libgtest-dev libbenchmark-dev libbenchmark1
+apt-get download nlohmann-json3-dev libcli11-dev libfmt-dev libfmt9 libgtest-dev libbenchmark-dev libbenchmark1debian
 ls -1 *.deb
