@@ -44,6 +44,17 @@ struct BlockLayout {
   KV_CACHE_HD int64_t v_tile(int64_t layer, int64_t head) const { return k_tile(layer, head) + plane_elems(); }
 };
 
+// The layout of a cache's config (the CPU's and the CUDA cache's CacheConfig
+// both name layers, kv_heads and head_dim).
+template <class Config>
+BlockLayout layout_of(const Config& c) {
+  BlockLayout l;
+  l.layers = c.layers;
+  l.kv_heads = c.kv_heads;
+  l.head_dim = c.head_dim;
+  return l;
+}
+
 }  // namespace kvcache
 
 #endif  // KV_CACHE_BLOCK_LAYOUT_H

@@ -98,8 +98,11 @@ void set_counters(benchmark::State& state, int64_t rows, int64_t dim, int64_t pe
   state.counters["dim"] = static_cast<double>(dim);
 }
 
-template <class Impl>
-void BM_LayernormForward(benchmark::State& state) {
+// Times `call(p, set)` (false: failed) over the rotating input sets, then
+// counts bytes by the byte model: per_element * rows * dim + per_column * dim
+// + the saved state.
+template <class Impl, class Call>
+void time_calls(benchmark::State& state, int64_t per_element, int64_t per_column, Call call) {
   Problem<Impl> p(state.range(0), state.range(1));
   if (!p.ok) {
     state.SkipWithError("setup failed");
@@ -107,8 +110,7 @@ void BM_LayernormForward(benchmark::State& state) {
   }
   size_t next = 0;
   for (auto _ : state) {
-    if (!Impl::forward(p.x[next].data(), p.gamma.data(), p.beta.data(), p.rows, p.dim, p.out.data(),
-                       p.saved[next].data())) {
+    if (!call(p, next)) {
       state.SkipWithError(layernorm_last_error());
       break;
     }
@@ -116,28 +118,22 @@ void BM_LayernormForward(benchmark::State& state) {
     benchmark::ClobberMemory();
     next = (next + 1) % p.x.size();
   }
-  set_counters(state, p.rows, p.dim, 8, 8);
+  set_counters(state, p.rows, p.dim, per_element, per_column);
+}
+
+template <class Impl>
+void BM_LayernormForward(benchmark::State& state) {
+  time_calls<Impl>(state, 8, 8, [](Problem<Impl>& p, size_t set) {
+    return Impl::forward(p.x[set].data(), p.gamma.data(), p.beta.data(), p.rows, p.dim, p.out.data(), p.saved[set].data());
+  });
 }
 
 template <class Impl>
 void BM_LayernormBackward(benchmark::State& state) {
-  Problem<Impl> p(state.range(0), state.range(1));
-  if (!p.ok) {
-    state.SkipWithError("setup failed");
-    return;
-  }
-  size_t next = 0;
-  for (auto _ : state) {
-    if (!Impl::backward(p.dy[next].data(), p.x[next].data(), p.gamma.data(), p.saved[next].data(), p.rows, p.dim,
-                        p.out.data(), p.dgamma.data(), p.dbeta.data())) {
-      state.SkipWithError(layernorm_last_error());
-      break;
-    }
-    benchmark::DoNotOptimize(p.out.data());
-    benchmark::ClobberMemory();
-    next = (next + 1) % p.x.size();
-  }
-  set_counters(state, p.rows, p.dim, 12, 12);
+  time_calls<Impl>(state, 12, 12, [](Problem<Impl>& p, size_t set) {
+    return Impl::backward(p.dy[set].data(), p.x[set].data(), p.gamma.data(), p.saved[set].data(), p.rows, p.dim,
+                          p.out.data(), p.dgamma.data(), p.dbeta.data());
+  });
 }
 
 // {rows, dim}: the challenge's perf shapes.

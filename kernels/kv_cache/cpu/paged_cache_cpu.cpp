@@ -11,14 +11,6 @@ namespace {
 constexpr int64_t kSlabBytes = int64_t{2} << 20;
 constexpr std::align_val_t kAlign{64};
 
-BlockLayout layout_of(const CacheConfig& c) {
-  BlockLayout l;
-  l.layers = c.layers;
-  l.kv_heads = c.kv_heads;
-  l.head_dim = c.head_dim;
-  return l;
-}
-
 }  // namespace
 
 int64_t PagedCache::block_bytes(const CacheConfig& config) {

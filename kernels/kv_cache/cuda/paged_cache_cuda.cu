@@ -13,14 +13,6 @@ constexpr int64_t kMinSplitKeys = 128;
 // one's tail costs little.
 constexpr int64_t kBlocksPerSm = 16;
 
-BlockLayout layout_of(const CacheConfig& c) {
-  BlockLayout l;
-  l.layers = c.layers;
-  l.kv_heads = c.kv_heads;
-  l.head_dim = c.head_dim;
-  return l;
-}
-
 int64_t block_bytes(const CacheConfig& c, Format f) {
   return layout_of(c).block_elems() * element_bytes(f) + static_cast<int64_t>(sizeof(int32_t));
 }
