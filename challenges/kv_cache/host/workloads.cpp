@@ -100,121 +100,93 @@ void capacity(KvSession& s, harness::CaseContext& ctx, const KvCase& c) {
 
 void run_workload(harness::CaseContext& ctx, const KvCase& c, const FormatTolerances& tolerances) {
   harness::Rng rng(harness::derive_seed(ctx.input_seed(0), "script"));
+  // Every workload is one session: created, scripted, then released and
+  // checked for leaks by finish().
+  auto in_session = [&](const KvConfig& config, auto script, double scores_scale = 1.0) {
+    KvSession s(ctx, c, config, tolerances, scores_scale);
+    s.start();
+    script(s);
+    s.finish();
+  };
   switch (c.workload) {
-    case Workload::single: {
-      KvSession s(ctx, c, roomy(c, 1, 128), tolerances);
-      s.start();
-      s.append(sequence_id(0), 100);
-      s.attend_all_layers(full_prefill(s));
-      for (int step = 0; step < 20; ++step) {
-        s.append(sequence_id(0), 1);
-        s.attend_newest();
-      }
-      s.check_bytes();
-      s.finish();
-      return;
-    }
+    case Workload::single:
+      return in_session(roomy(c, 1, 128), [&](KvSession& s) {
+        s.append(sequence_id(0), 100);
+        s.attend_all_layers(full_prefill(s));
+        for (int step = 0; step < 20; ++step) {
+          s.append(sequence_id(0), 1);
+          s.attend_newest();
+        }
+        s.check_bytes();
+      });
     case Workload::batch:
-    case Workload::large_scores: {
-      KvSession s(ctx, c, roomy(c, 8, 320), tolerances, c.workload == Workload::large_scores ? 30.0 : 1.0);
-      s.start();
-      prefill_then_decode(s, {1, 7, 16, 33, 64, 100, 255, 300}, 10);
-      s.finish();
-      return;
-    }
-    case Workload::chunked_prefill: {
-      KvSession s(ctx, c, roomy(c, 1, 256), tolerances);
-      s.start();
-      for (int64_t chunk : {64, 64, 64, 37}) {
-        s.append(sequence_id(0), chunk);
-        s.attend_all_layers({{sequence_id(0), static_cast<int32_t>(chunk)}});
-      }
-      for (int step = 0; step < 16; ++step) {
+    case Workload::large_scores:
+      return in_session(roomy(c, 8, 320), [&](KvSession& s) {
+        prefill_then_decode(s, {1, 7, 16, 33, 64, 100, 255, 300}, 10);
+      }, c.workload == Workload::large_scores ? 30.0 : 1.0);
+    case Workload::chunked_prefill:
+      return in_session(roomy(c, 1, 256), [&](KvSession& s) {
+        for (int64_t chunk : {64, 64, 64, 37}) {
+          s.append(sequence_id(0), chunk);
+          s.attend_all_layers({{sequence_id(0), static_cast<int32_t>(chunk)}});
+        }
+        for (int step = 0; step < 16; ++step) {
+          s.append(sequence_id(0), 1);
+          s.attend_newest();
+        }
+        s.check_bytes();
+      });
+    case Workload::layers:
+      return in_session(roomy(c, 3, 128), [&](KvSession& s) {
+        prefill_then_decode(s, {50, 80, 120}, 8);
+      });
+    case Workload::gqa:
+      return in_session(roomy(c, 4, 520), [&](KvSession& s) {
+        prefill_then_decode(s, {100, 200, 37, 512}, 8);
+      });
+    case Workload::churn:
+      return in_session(roomy(c, 16, 256), [&](KvSession& s) {
+        churn(s, rng);
+      });
+    case Workload::over_budget:
+      // A budget of 1.5 MiB.
+      return in_session(KvConfig{c.layers, c.q_heads, c.kv_heads, c.head_dim, 8, 512, 3 << 19}, [&](KvSession& s) {
+        over_budget(s, ctx);
+      });
+    case Workload::capacity:
+      // A budget of 8 MiB.
+      return in_session(KvConfig{c.layers, c.q_heads, c.kv_heads, c.head_dim, 64, 2048, 8 << 20}, [&](KvSession& s) {
+        capacity(s, ctx, c);
+      });
+    case Workload::block_edges:
+      return in_session(roomy(c, 12, 136), [&](KvSession& s) {
+        prefill_then_decode(s, {15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129}, 3);
+      });
+    case Workload::one_token:
+      return in_session(roomy(c, 1, 8), [&](KvSession& s) {
         s.append(sequence_id(0), 1);
-        s.attend_newest();
-      }
-      s.check_bytes();
-      s.finish();
-      return;
-    }
-    case Workload::layers: {
-      KvSession s(ctx, c, roomy(c, 3, 128), tolerances);
-      s.start();
-      prefill_then_decode(s, {50, 80, 120}, 8);
-      s.finish();
-      return;
-    }
-    case Workload::gqa: {
-      KvSession s(ctx, c, roomy(c, 4, 520), tolerances);
-      s.start();
-      prefill_then_decode(s, {100, 200, 37, 512}, 8);
-      s.finish();
-      return;
-    }
-    case Workload::churn: {
-      KvSession s(ctx, c, roomy(c, 16, 256), tolerances);
-      s.start();
-      churn(s, rng);
-      s.finish();
-      return;
-    }
-    case Workload::over_budget: {
-      KvConfig config{c.layers, c.q_heads, c.kv_heads, c.head_dim, 8, 512, 3 << 19};  // 1.5 MiB
-      KvSession s(ctx, c, config, tolerances);
-      s.start();
-      over_budget(s, ctx);
-      s.finish();
-      return;
-    }
-    case Workload::capacity: {
-      KvConfig config{c.layers, c.q_heads, c.kv_heads, c.head_dim, 64, 2048, 8 << 20};  // 8 MiB
-      KvSession s(ctx, c, config, tolerances);
-      s.start();
-      capacity(s, ctx, c);
-      s.finish();
-      return;
-    }
-    case Workload::block_edges: {
-      KvSession s(ctx, c, roomy(c, 12, 136), tolerances);
-      s.start();
-      prefill_then_decode(s, {15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129}, 3);
-      s.finish();
-      return;
-    }
-    case Workload::one_token: {
-      KvSession s(ctx, c, roomy(c, 1, 8), tolerances);
-      s.start();
-      s.append(sequence_id(0), 1);
-      s.attend_all_layers({{sequence_id(0), 1}});
-      s.check_bytes();
-      s.finish();
-      return;
-    }
-    case Workload::long_context: {
-      KvSession s(ctx, c, roomy(c, 1, 32768 + 4), tolerances);
-      s.start();
-      for (int chunk = 0; chunk < 8; ++chunk) s.append(sequence_id(0), 4096);
-      s.check_bytes();
-      // Decode steps only: a float64 check of 32768 prefill queries would
-      // take longer than the rest of the suite.
-      for (int step = 0; step < 4; ++step) {
-        s.append(sequence_id(0), 1);
-        s.attend_newest();
-      }
-      s.finish();
-      return;
-    }
-    case Workload::decode: {
-      KvSession s(ctx, c, roomy(c, c.batch, c.tokens), tolerances);
-      s.start();
-      for (int32_t b = 0; b < c.batch; ++b) {
-        for (int64_t done = 0; done < c.tokens; done += 1024) s.append(sequence_id(b), std::min<int64_t>(1024, c.tokens - done));
-      }
-      s.check_bytes();
-      s.time_decode();
-      s.finish();
-      return;
-    }
+        s.attend_all_layers({{sequence_id(0), 1}});
+        s.check_bytes();
+      });
+    case Workload::long_context:
+      return in_session(roomy(c, 1, 32768 + 4), [&](KvSession& s) {
+        for (int chunk = 0; chunk < 8; ++chunk) s.append(sequence_id(0), 4096);
+        s.check_bytes();
+        // Decode steps only: a float64 check of 32768 prefill queries would
+        // take longer than the rest of the suite.
+        for (int step = 0; step < 4; ++step) {
+          s.append(sequence_id(0), 1);
+          s.attend_newest();
+        }
+      });
+    case Workload::decode:
+      return in_session(roomy(c, c.batch, c.tokens), [&](KvSession& s) {
+        for (int32_t b = 0; b < c.batch; ++b) {
+          for (int64_t done = 0; done < c.tokens; done += 1024) s.append(sequence_id(b), std::min<int64_t>(1024, c.tokens - done));
+        }
+        s.check_bytes();
+        s.time_decode();
+      });
   }
   HARNESS_FAIL("unhandled kv_cache workload {}", workload_name(c.workload));
 }
