@@ -27,6 +27,25 @@ inline harness_status cuda_fail(const char* what, cudaError_t err) noexcept {
   return HARNESS_STATUS_ERROR;
 }
 
+// Makes *buffer at least `bytes` (contents not kept), allocating only when
+// it grows. cudaFree waits for work still using the old buffer.
+inline cudaError_t grow_device_buffer(void** buffer, int64_t* capacity, int64_t bytes) {
+  if (bytes <= *capacity) return cudaSuccess;
+  if (*buffer != nullptr) {
+    const cudaError_t err = cudaFree(*buffer);
+    *buffer = nullptr;
+    *capacity = 0;
+    if (err != cudaSuccess) return err;
+  }
+  const cudaError_t err = cudaMalloc(buffer, static_cast<size_t>(bytes));
+  if (err != cudaSuccess) {
+    *buffer = nullptr;
+    return err;
+  }
+  *capacity = bytes;
+  return cudaSuccess;
+}
+
 // One grow-only device buffer per device. Growing frees the old buffer first:
 // cudaFree waits for the device, so work still using it (queued by an earlier
 // call) finishes before the memory goes. The submissions assume one stream

@@ -58,6 +58,15 @@ inline harness_status check_config(const kv_cache_config* c) noexcept {
 }
 
 
+// An append that would start a new sequence: only at layer 0 (every layer
+// receives the same tokens, layer 0 first), and only below max_sequences.
+inline harness_status check_new_sequence(int32_t layer, size_t live, const kv_cache_config& c) noexcept {
+  if (layer != 0) return fail(HARNESS_STATUS_INVALID_ARGUMENT, "append: a sequence starts at layer 0");
+  if (static_cast<int64_t>(live) >= c.max_sequences)
+    return fail(HARNESS_STATUS_OUT_OF_MEMORY, "append: max_sequences are live");
+  return HARNESS_STATUS_OK;
+}
+
 }  // namespace kv_abi
 
 // The opaque handle of kv_cache.h: the config as created, and the cache.

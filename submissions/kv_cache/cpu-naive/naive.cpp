@@ -31,9 +31,8 @@ class NaiveCache final : public kv_abi::Cache {
                         void*) override {
     auto it = slots_.find(sequence);
     if (it == slots_.end()) {
-      if (layer != 0) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "append: a sequence starts at layer 0");
-      if (static_cast<int64_t>(slots_.size()) >= c_.max_sequences)
-        return kv_abi::fail(HARNESS_STATUS_OUT_OF_MEMORY, "append: max_sequences are live");
+      const harness_status admitted = kv_abi::check_new_sequence(layer, slots_.size(), c_);
+      if (admitted != HARNESS_STATUS_OK) return admitted;
       if ((static_cast<int64_t>(slots_.size()) + 1) * slot_bytes() > c_.memory_budget)
         return kv_abi::fail(HARNESS_STATUS_OUT_OF_MEMORY,
                             "append: one more slot of max_tokens positions would pass the budget");

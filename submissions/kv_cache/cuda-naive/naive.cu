@@ -30,6 +30,7 @@ constexpr int kThreads = 128;
 constexpr int64_t kScratchBytes = int64_t{256} << 20;
 
 using submission_abi::cuda_fail;
+using submission_abi::grow_device_buffer;
 
 struct RowInfo {
   const float* k;  // the layer's K in the slot: [max_tokens, kv_heads, head_dim]; V follows one plane later
@@ -101,9 +102,8 @@ class NaiveCache final : public kv_abi::Cache {
                         void* stream) override {
     auto it = slots_.find(sequence);
     if (it == slots_.end()) {
-      if (layer != 0) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "append: a sequence starts at layer 0");
-      if (static_cast<int64_t>(slots_.size()) >= c_.max_sequences)
-        return kv_abi::fail(HARNESS_STATUS_OUT_OF_MEMORY, "append: max_sequences are live");
+      const harness_status admitted = kv_abi::check_new_sequence(layer, slots_.size(), c_);
+      if (admitted != HARNESS_STATUS_OK) return admitted;
       if ((static_cast<int64_t>(slots_.size()) + 1) * slot_bytes() > c_.memory_budget)
         return kv_abi::fail(HARNESS_STATUS_OUT_OF_MEMORY,
                             "append: one more slot of max_tokens positions would pass the budget");
@@ -142,12 +142,14 @@ class NaiveCache final : public kv_abi::Cache {
     }
     const cudaStream_t st = static_cast<cudaStream_t>(stream);
     const int64_t n_rows = static_cast<int64_t>(rows_.size());
-    cudaError_t err = grow(reinterpret_cast<void**>(&rows_dev_), &rows_capacity_, n_rows * sizeof(RowInfo));
+    cudaError_t err =
+        grow_device_buffer(reinterpret_cast<void**>(&rows_dev_), &rows_capacity_, n_rows * sizeof(RowInfo));
     if (err == cudaSuccess)
       err = cudaMemcpyAsync(rows_dev_, rows_.data(), n_rows * sizeof(RowInfo), cudaMemcpyHostToDevice, st);
     const int64_t per_row = int64_t{c_.query_heads} * longest * static_cast<int64_t>(sizeof(double));
     const int64_t chunk = std::max<int64_t>(1, std::min(n_rows, kScratchBytes / per_row));
-    if (err == cudaSuccess) err = grow(reinterpret_cast<void**>(&scratch_), &scratch_capacity_, chunk * per_row);
+    if (err == cudaSuccess)
+      err = grow_device_buffer(reinterpret_cast<void**>(&scratch_), &scratch_capacity_, chunk * per_row);
     if (err != cudaSuccess) return cuda_fail("attend setup", err);
     const double scale = 1.0 / std::sqrt(static_cast<double>(c_.head_dim));
     for (int64_t first = 0; first < n_rows; first += chunk) {
@@ -177,17 +179,6 @@ class NaiveCache final : public kv_abi::Cache {
     float* data = nullptr;         // device [layers, 2, max_tokens, kv_heads, head_dim]
     std::vector<int64_t> tokens;  // [layers]
   };
-
-  // Grow-only device buffer; cudaFree waits for work still using the old one.
-  static cudaError_t grow(void** buffer, int64_t* capacity, int64_t bytes) {
-    if (bytes <= *capacity) return cudaSuccess;
-    if (*buffer != nullptr) cudaFree(*buffer);
-    *buffer = nullptr;
-    *capacity = 0;
-    const cudaError_t err = cudaMalloc(buffer, static_cast<size_t>(bytes));
-    if (err == cudaSuccess) *capacity = bytes;
-    return err;
-  }
 
   kv_cache_config c_;
   int64_t row_, plane_;

@@ -36,9 +36,8 @@ class MutableCache final : public kv_abi::Cache {
                         void*) override {
     auto it = sequences_.find(sequence);
     if (it == sequences_.end()) {
-      if (layer != 0) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "append: a sequence starts at layer 0");
-      if (static_cast<int64_t>(sequences_.size()) >= c_.max_sequences)
-        return kv_abi::fail(HARNESS_STATUS_OUT_OF_MEMORY, "append: max_sequences are live");
+      const harness_status admitted = kv_abi::check_new_sequence(layer, sequences_.size(), c_);
+      if (admitted != HARNESS_STATUS_OK) return admitted;
     }
     const int64_t held = it == sequences_.end() ? 0 : it->second.tokens[static_cast<size_t>(layer)];
     if (held + n > c_.max_tokens) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "append: past max_tokens");

@@ -28,6 +28,7 @@ constexpr int64_t kBlock = 16;
 constexpr int64_t kChunk = 64;
 
 using submission_abi::cuda_fail;
+using submission_abi::grow_device_buffer;
 
 struct Chunk {
   int32_t table_row, q_row;
@@ -138,9 +139,8 @@ class MutableCache final : public kv_abi::Cache {
                         void* stream) override {
     auto it = sequences_.find(sequence);
     if (it == sequences_.end()) {
-      if (layer != 0) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "append: a sequence starts at layer 0");
-      if (static_cast<int64_t>(sequences_.size()) >= c_.max_sequences)
-        return kv_abi::fail(HARNESS_STATUS_OUT_OF_MEMORY, "append: max_sequences are live");
+      const harness_status admitted = kv_abi::check_new_sequence(layer, sequences_.size(), c_);
+      if (admitted != HARNESS_STATUS_OK) return admitted;
     }
     const int64_t held = it == sequences_.end() ? 0 : it->second.tokens[static_cast<size_t>(layer)];
     if (held + n > c_.max_tokens) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "append: past max_tokens");
@@ -209,8 +209,8 @@ class MutableCache final : public kv_abi::Cache {
     const size_t chunk_bytes = chunks_.size() * sizeof(Chunk), first_bytes = first_chunk_.size() * sizeof(int32_t);
     const int64_t n_chunks = static_cast<int64_t>(chunks_.size());
     const int64_t slots = n_chunks * c_.query_heads;
-    cudaError_t err = grow(&work_, &work_capacity_, static_cast<int64_t>(chunk_bytes + first_bytes));
-    if (err == cudaSuccess) err = grow(&partials_, &partials_capacity_, slots * (c_.head_dim * 4 + 16));
+    cudaError_t err = grow_device_buffer(&work_, &work_capacity_, static_cast<int64_t>(chunk_bytes + first_bytes));
+    if (err == cudaSuccess) err = grow_device_buffer(&partials_, &partials_capacity_, slots * (c_.head_dim * 4 + 16));
     if (err == cudaSuccess && chunk_bytes > 0)
       err = cudaMemcpyAsync(work_, chunks_.data(), chunk_bytes, cudaMemcpyHostToDevice, st);
     if (err == cudaSuccess)
@@ -254,16 +254,6 @@ class MutableCache final : public kv_abi::Cache {
     std::vector<int32_t> blocks;
     std::vector<int64_t> tokens;  // [layers]
   };
-
-  static cudaError_t grow(void** buffer, int64_t* capacity, int64_t bytes) {
-    if (bytes <= *capacity) return cudaSuccess;
-    if (*buffer != nullptr) cudaFree(*buffer);
-    *buffer = nullptr;
-    *capacity = 0;
-    const cudaError_t err = cudaMalloc(buffer, static_cast<size_t>(bytes));
-    if (err == cudaSuccess) *capacity = bytes;
-    return err;
-  }
 
   kv_cache_config c_;
   int64_t pool_blocks_;
