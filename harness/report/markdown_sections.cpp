@@ -4,197 +4,21 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <set>
 
 #include "harness/report/format.h"
+#include "harness/report/markdown_helpers.h"
 #include "harness/results/verdict_counts.h"
-#include "harness/runner/challenge_config.h"
 
 namespace harness::markdown {
 
 namespace {
 
 constexpr size_t kMaxFailuresShown = 12;
-const char* const kDimensionOrder[] = {"correctness", "edge_cases", "stability", "performance",
-                                       "memory",      "capacity",   "completeness"};
 
-// The challenge's "report" settings from its challenge.json, or {} for a
-// challenge this harness does not know.
-nlohmann::json report_settings(const std::string& challenge) {
-  try {
-    return challenge_config(challenge).raw.value("report", nlohmann::json::object());
-  } catch (const std::exception&) {
-    return nlohmann::json::object();
-  }
-}
-
-const CaseResult* find_case(const EntryResult& e, const std::string& id) {
-  for (const auto& c : e.cases) {
-    if (c.id == id) return &c;
-  }
-  return nullptr;
-}
-
-std::vector<std::string> case_ids(const Group& g, Suite suite) {
-  std::vector<std::string> ids;
-  for (const auto* e : g.ranked) {
-    for (const auto& c : e->cases) {
-      if (c.suite == suite && std::find(ids.begin(), ids.end(), c.id) == ids.end()) ids.push_back(c.id);
-    }
-  }
-  return ids;
-}
-
-std::vector<std::string> dimension_names(const Group& g) {
-  std::set<std::string> present;
-  for (const auto* e : g.ranked) {
-    if (!e->scores) continue;
-    for (const auto& [name, d] : e->scores->dimensions) {
-      if (d.weight > 0 || d.measured) present.insert(name);
-    }
-  }
-  std::vector<std::string> names;
-  for (const char* n : kDimensionOrder) {
-    if (present.erase(n)) names.push_back(n);
-  }
-  names.insert(names.end(), present.begin(), present.end());
-  return names;
-}
-
-void header_row(std::string& out, const std::string& first, const Group& g, const std::string& alignment = "---:") {
-  out += "| " + first + " |";
-  for (const auto* e : g.ranked) out += fmt::format(" {} |", e->submission.name);
-  out += "\n|---|";
-  for (size_t i = 0; i < g.ranked.size(); ++i) out += alignment + "|";
-  out += "\n";
-}
-
-void winner_line(std::string& out, const Group& g) {
-  std::vector<const EntryResult*> ranked;
-  for (const auto* e : g.ranked) {
-    if (e->scores && e->scores->ranked) ranked.push_back(e);
-  }
-  if (ranked.empty()) {
-    out += "No ranked submission on this device.\n\n";
-    return;
-  }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const EntryResult* a, const EntryResult* b) { return a->scores->overall > b->scores->overall; });
-  const auto* first = ranked[0];
-  if (ranked.size() == 1) {
-    out += fmt::format("**{}** is the only ranked submission: {:.1f} ({}).\n\n", first->submission.name,
-                       first->scores->overall, first->scores->grade);
-    return;
-  }
-  const double margin = first->scores->overall - ranked[1]->scores->overall;
-  if (margin < 0.05) {
-    out += fmt::format("**No winner:** {} and {} tie at {:.1f} ({}).\n\n", first->submission.name,
-                       ranked[1]->submission.name, first->scores->overall, first->scores->grade);
-    return;
-  }
-  out += fmt::format("**Winner: {}** with {:.1f} ({}), ahead of {} ({:.1f}, {}) by **{:.1f} points**.\n\n",
-                     first->submission.name, first->scores->overall, first->scores->grade, ranked[1]->submission.name,
-                     ranked[1]->scores->overall, ranked[1]->scores->grade, margin);
-}
-
-// One sentence per submission, every figure from the results: how many
-// cases pass, what failed, and its best bandwidth.
-void in_short(std::string& out, const Group& g) {
-  const EntryResult* baseline = nullptr;
-  for (const auto* e : g.ranked) {
-    if (e->submission.role == "baseline") baseline = e;
-  }
-  out += "In short:\n\n";
-  for (const auto* e : g.ranked) {
-    size_t passed = 0, judged = 0;
-    std::map<std::string, size_t> failed;
-    const CaseResult* best = nullptr;
-    for (const auto& c : e->cases) {
-      if (c.verdict == Verdict::unsupported || c.verdict == Verdict::unavailable) continue;
-      ++judged;
-      if (c.verdict == Verdict::pass) ++passed;
-      if (is_failure(c.verdict)) ++failed[std::string(verdict_name(c.verdict))];
-      if (c.verdict == Verdict::pass && c.peak_fraction && (!best || *c.peak_fraction > *best->peak_fraction)) best = &c;
-    }
-    std::string sentence = fmt::format("- **{}** ({}) passes {} of {} cases", e->submission.name,
-                                       e->submission.origin.empty() ? e->submission.role : e->submission.origin, passed, judged);
-    if (e->build.status != "ok") sentence = fmt::format("- **{}** did not build ({})", e->submission.name, e->build.status);
-    if (!failed.empty()) {
-      std::string list;
-      for (const auto& [verdict, n] : failed) list += fmt::format("{}{} {}", list.empty() ? "" : ", ", n, verdict);
-      sentence += fmt::format(" (failing: {})", list);
-    }
-    if (best && best->bandwidth) {
-      sentence += fmt::format("; its best bandwidth is {} on `{}`, {} of the measured peak", format_bandwidth(*best->bandwidth),
-                              best->id, format_percent(best->peak_fraction));
-      const CaseResult* base = baseline && baseline != e ? find_case(*baseline, best->id) : nullptr;
-      if (base && base->verdict == Verdict::pass && base->timing && best->timing) {
-        sentence += fmt::format(", {:.1f}x the naive baseline", base->timing->summary.median / best->timing->summary.median);
-      }
-    }
-    out += sentence + ".\n";
-  }
-  out += "\n";
-}
-
+// An error metric in a table cell.
 std::string format_error(double value) { return value == 0 ? "0" : fmt::format("{:.2e}", value); }
 
 }  // namespace
-
-void summary(std::string& out, const Group& g) {
-  if (g.ranked.empty()) return;
-  header_row(out, "Dimension (weight)", g);
-  for (const auto& dim : dimension_names(g)) {
-    double weight = 0;
-    for (const auto* e : g.ranked) {
-      if (e->scores && e->scores->dimensions.count(dim)) weight = e->scores->dimensions.at(dim).weight;
-    }
-    out += fmt::format("| {} ({:.2f}) |", dim, weight);
-    for (const auto* e : g.ranked) {
-      const auto* d = e->scores && e->scores->dimensions.count(dim) ? &e->scores->dimensions.at(dim) : nullptr;
-      out += d && d->measured ? fmt::format(" {:.1f} <br><sub>{}</sub> |", d->score, markdown_cell(d->detail, 80))
-                              : " not measured |";
-    }
-    out += "\n";
-  }
-  out += "| **Overall** |";
-  for (const auto* e : g.ranked) {
-    out += e->scores ? fmt::format(" **{:.1f}**{} |", e->scores->overall, e->scores->capped ? " (capped)" : "") : " - |";
-  }
-  out += "\n| **Grade** |";
-  for (const auto* e : g.ranked) out += e->scores ? fmt::format(" **{}** |", e->scores->grade) : " - |";
-  out += "\n";
-  std::set<std::pair<std::string, std::string>> review_rows;
-  for (const auto* r : g.reviews) review_rows.emplace(r->dimension, r->reviewer);
-  for (const auto& [dimension, reviewer] : review_rows) {
-    out += fmt::format("| *reviewer: {}{}* |", dimension, reviewer.empty() ? "" : " (" + reviewer + ")");
-    for (const auto* e : g.ranked) {
-      const ReviewerScore* found = nullptr;
-      for (const auto* r : g.reviews) {
-        if (r->submission == e->submission.name && r->dimension == dimension && r->reviewer == reviewer) found = r;
-      }
-      out += found ? fmt::format(" *{:.0f}*{} |", found->score, found->note.empty() ? "" : " <br><sub>" + markdown_cell(found->note, 80) + "</sub>")
-                   : " - |";
-    }
-    out += "\n";
-  }
-  out += "\n";
-  if (!review_rows.empty()) {
-    out += "Rows in italics are reviewer-assigned: shown for reference, never part of the measured overall.\n\n";
-  }
-  winner_line(out, g);
-  in_short(out, g);
-  bool any_note = false;
-  for (const auto* e : g.ranked) {
-    if (!e->scores) continue;
-    for (const auto& n : e->scores->notes) {
-      out += fmt::format("- {}: {}\n", e->submission.name, n);
-      any_note = true;
-    }
-  }
-  if (any_note) out += "\n";
-}
 
 void failures(std::string& out, const Group& g, Suite suite, const char* title) {
   if (case_ids(g, suite).empty()) return;
@@ -225,6 +49,8 @@ void failures(std::string& out, const Group& g, Suite suite, const char* title) 
   out += "\n";
 }
 
+namespace {
+
 // The stability table's columns: the ranked submissions, then the mutants
 // that ran stability cases (a run with --with-mutants), labelled as such, so
 // that a numerically fragile mutant is seen failing beside the ones that hold.
@@ -240,6 +66,8 @@ std::vector<const EntryResult*> stability_columns(const Group& g) {
   return columns;
 }
 
+}  // namespace
+
 void stability(std::string& out, const Group& g) {
   const auto ids = case_ids(g, Suite::stability);
   if (ids.empty()) return;
@@ -250,13 +78,7 @@ void stability(std::string& out, const Group& g) {
   if (!metric.empty()) {
     out += fmt::format("Worst {} per case (`{}`), and the verdict.\n\n", settings.value("error_label", metric), metric);
   }
-  out += "| Case |";
-  for (const auto* e : columns) {
-    out += fmt::format(" {}{} |", e->submission.name, e->submission.role == "mutant" ? " (mutant)" : "");
-  }
-  out += "\n|---|";
-  for (size_t i = 0; i < columns.size(); ++i) out += "---:|";
-  out += "\n";
+  header_row(out, "Case", columns);
   for (const auto& id : ids) {
     out += fmt::format("| `{}` |", id);
     for (const auto* e : columns) {
