@@ -27,6 +27,13 @@ Status PagedCache::create(const CacheConfig& c, Format format, std::unique_ptr<P
     *why = "head_dim " + std::to_string(c.head_dim) + " is not supported (64 or 128)";
     return Status::unsupported;
   }
+  // The attention and merge grids have a row per query head (y stops at
+  // 65535); the work plan holds key positions in int32.
+  if (c.query_heads > 65535 || c.max_tokens > INT32_MAX) {
+    *why = "query_heads " + std::to_string(c.query_heads) + " or max_tokens " + std::to_string(c.max_tokens) +
+           " past what the kernels launch (65535 heads, 2^31 - 1 tokens)";
+    return Status::unsupported;
+  }
   // Checked by division first: max_sequences x table_stride can pass int64.
   if (table_stride(c) > (int64_t{1} << 30) / static_cast<int64_t>(sizeof(int32_t)) / c.max_sequences) {
     *why = "max_sequences x max_tokens needs a block table above 1 GiB";

@@ -58,6 +58,18 @@ inline harness_status check_config(const kv_cache_config* c) noexcept {
 }
 
 
+// What our CUDA kernels can launch: one grid row per query head (a grid's y
+// size stops at 65535) and key positions held in int32.
+inline harness_status check_cuda_kernel_limits(const kv_cache_config& c) {
+  if (c.query_heads > 65535)
+    return fail(HARNESS_STATUS_UNSUPPORTED, "kv_cache_create: query_heads " + std::to_string(c.query_heads) +
+                                                " is above 65535, the most grid rows a launch may have");
+  if (c.max_tokens > INT32_MAX)
+    return fail(HARNESS_STATUS_UNSUPPORTED, "kv_cache_create: max_tokens " + std::to_string(c.max_tokens) +
+                                                " is above 2^31 - 1; positions are int32 in the kernels");
+  return HARNESS_STATUS_OK;
+}
+
 // An append that would start a new sequence: only at layer 0 (every layer
 // receives the same tokens, layer 0 first), and only below max_sequences.
 inline harness_status check_new_sequence(int32_t layer, size_t live, const kv_cache_config& c) noexcept {

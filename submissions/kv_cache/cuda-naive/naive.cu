@@ -191,6 +191,8 @@ class NaiveCache final : public kv_abi::Cache {
 };
 
 harness_status create(const kv_cache_config& config, std::unique_ptr<kv_abi::Cache>* cache) {
+  const harness_status limits = kv_abi::check_cuda_kernel_limits(config);
+  if (limits != HARNESS_STATUS_OK) return limits;
   cache->reset(new NaiveCache(config));
   return HARNESS_STATUS_OK;
 }

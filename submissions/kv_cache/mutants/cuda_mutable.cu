@@ -274,6 +274,9 @@ class MutableCache final : public kv_abi::Cache {
 harness_status create(const kv_cache_config& c, std::unique_ptr<kv_abi::Cache>* cache) {
   if (c.head_dim > 1024 || (c.head_dim & (c.head_dim - 1)) != 0)
     return kv_abi::fail(HARNESS_STATUS_UNSUPPORTED, "head_dim must be a power of two <= 1024");
+  // Also bounds max_sequences x the table stride well inside int64.
+  const harness_status limits = kv_abi::check_cuda_kernel_limits(c);
+  if (limits != HARNESS_STATUS_OK) return limits;
   const int64_t block_bytes = int64_t{c.layers} * 2 * kBlock * c.kv_heads * c.head_dim * 4;
   size_t free_bytes = 0, total_bytes = 0;
   const cudaError_t info = cudaMemGetInfo(&free_bytes, &total_bytes);
