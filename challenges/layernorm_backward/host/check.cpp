@@ -11,6 +11,31 @@ namespace layernorm {
 
 namespace {
 
+// Rows are checked in fixed blocks, in parallel: each block's inputs are
+// widened to float64 on the spot, so the check holds one float64 copy of the
+// output (the reference) and not of every input (at 8192 x 4096 that is 256
+// MiB instead of 768, and the page clearing behind it).
+constexpr int64_t kBlockRows = 64;
+
+size_t block_count(const LnCase& c) { return static_cast<size_t>((c.rows + kBlockRows - 1) / kBlockRows); }
+
+// body(block, first_row, row_count, x64 rows, second64 rows) with the block's
+// rows of x and of `second` (dy, or nullptr) in float64.
+template <typename Body>
+void per_row_block(const LnCase& c, const float* x, const float* second, Body body) {
+  harness::parallel_for(block_count(c), [&](size_t begin, size_t end) {
+    std::vector<double> x64, second64;
+    for (size_t b = begin; b < end; ++b) {
+      const auto first = static_cast<int64_t>(b) * kBlockRows;
+      const int64_t count = std::min(kBlockRows, c.rows - first);
+      const float* x_rows = x + first * c.dim;
+      x64.assign(x_rows, x_rows + count * c.dim);
+      if (second != nullptr) second64.assign(second + first * c.dim, second + (first + count) * c.dim);
+      body(b, first, count, x64.data(), second64.data());
+    }
+  });
+}
+
 std::vector<double> widen(const float* values, size_t n) { return std::vector<double>(values, values + n); }
 
 // Compares one tensor and folds it into the report.
@@ -27,25 +52,14 @@ void compare(harness::CheckReport& report, const std::string& name, const float*
   }
 }
 
-// The reference over row blocks in parallel (rows are independent).
-template <typename Body>
-void per_row_block(const LnCase& c, Body body) {
-  harness::parallel_for(static_cast<size_t>(c.rows), [&](size_t begin, size_t end) {
-    body(static_cast<int64_t>(begin), static_cast<int64_t>(end - begin));
-  });
-}
-
 }  // namespace
 
 harness::CheckReport check_forward(const LnCase& c, const float* x, const float* gamma, const float* beta, const float* y,
                                    const Tolerances& tolerances) {
-  const auto n = static_cast<size_t>(c.rows * c.dim);
-  const auto dim = static_cast<size_t>(c.dim);
-  const std::vector<double> x64 = widen(x, n), gamma64 = widen(gamma, dim), beta64 = widen(beta, dim);
-  std::vector<double> y_ref(n);
-  per_row_block(c, [&](int64_t first, int64_t count) {
-    reference::layernorm_forward(x64.data() + first * c.dim, gamma64.data(), beta64.data(), count, c.dim, c.eps,
-                                 y_ref.data() + first * c.dim);
+  const std::vector<double> gamma64 = widen(gamma, static_cast<size_t>(c.dim)), beta64 = widen(beta, static_cast<size_t>(c.dim));
+  std::vector<double> y_ref(static_cast<size_t>(c.rows * c.dim));
+  per_row_block(c, x, nullptr, [&](size_t, int64_t first, int64_t count, const double* x64, const double*) {
+    reference::layernorm_forward(x64, gamma64.data(), beta64.data(), count, c.dim, c.eps, y_ref.data() + first * c.dim);
   });
   harness::CheckReport report;
   compare(report, "y", y, y_ref, {c.rows, c.dim}, tolerances);
@@ -54,34 +68,27 @@ harness::CheckReport check_forward(const LnCase& c, const float* x, const float*
 
 harness::CheckReport check_backward(const LnCase& c, const float* dy, const float* x, const float* gamma, const float* dx,
                                     const float* dgamma, const float* dbeta, const Tolerances& tolerances) {
-  const auto n = static_cast<size_t>(c.rows * c.dim);
   const auto dim = static_cast<size_t>(c.dim);
-  const std::vector<double> dy64 = widen(dy, n), x64 = widen(x, n), gamma64 = widen(gamma, dim);
-  std::vector<double> dx_ref(n), dgamma_ref(dim, 0.0), dbeta_ref(dim, 0.0);
-  // Fixed blocks of rows in parallel; their dgamma and dbeta partials add up
-  // in float64 in block order, so the reference does not depend on the
-  // number of threads.
-  constexpr int64_t kBlockRows = 64;
-  const auto blocks = static_cast<size_t>((c.rows + kBlockRows - 1) / kBlockRows);
+  const std::vector<double> gamma64 = widen(gamma, dim);
+  std::vector<double> dx_ref(static_cast<size_t>(c.rows * c.dim)), dgamma_ref(dim, 0.0), dbeta_ref(dim, 0.0);
+  // Each block's dgamma and dbeta partials add up in float64 in block order,
+  // so the reference does not depend on the number of threads.
+  const size_t blocks = block_count(c);
   std::vector<std::vector<double>> dgamma_parts(blocks, std::vector<double>(dim)), dbeta_parts(blocks, std::vector<double>(dim));
   // dx is g minus two means, times rstd: where those nearly cancel (dim 2,
   // whose xhat is +-1 up to eps) dx is far smaller than the terms, and a
   // float32 backward is off by a rounding of the terms. So dx's scale is
   // the largest term, max rstd * |g|, when that exceeds max |dx|.
   std::vector<double> term_scale(blocks, 0.0);
-  harness::parallel_for(blocks, [&](size_t begin, size_t end) {
-    std::vector<double> mean(kBlockRows), rstd(kBlockRows);
-    for (size_t b = begin; b < end; ++b) {
-      const auto first = static_cast<int64_t>(b) * kBlockRows;
-      const int64_t count = std::min(kBlockRows, c.rows - first);
-      reference::layernorm_backward(dy64.data() + first * c.dim, x64.data() + first * c.dim, gamma64.data(), count, c.dim,
-                                    c.eps, dx_ref.data() + first * c.dim, dgamma_parts[b].data(), dbeta_parts[b].data());
-      reference::layernorm_statistics(x64.data() + first * c.dim, count, c.dim, c.eps, mean.data(), rstd.data());
-      for (int64_t r = 0; r < count; ++r) {
-        const double* dy_row = dy64.data() + (first + r) * c.dim;
-        for (int64_t j = 0; j < c.dim; ++j)
-          term_scale[b] = std::max(term_scale[b], rstd[static_cast<size_t>(r)] * std::fabs(dy_row[j] * gamma64[static_cast<size_t>(j)]));
-      }
+  per_row_block(c, x, dy, [&](size_t b, int64_t first, int64_t count, const double* x64, const double* dy64) {
+    reference::layernorm_backward(dy64, x64, gamma64.data(), count, c.dim, c.eps, dx_ref.data() + first * c.dim,
+                                  dgamma_parts[b].data(), dbeta_parts[b].data());
+    double mean[kBlockRows], rstd[kBlockRows];
+    reference::layernorm_statistics(x64, count, c.dim, c.eps, mean, rstd);
+    for (int64_t r = 0; r < count; ++r) {
+      const double* dy_row = dy64 + r * c.dim;
+      for (int64_t j = 0; j < c.dim; ++j)
+        term_scale[b] = std::max(term_scale[b], rstd[r] * std::fabs(dy_row[j] * gamma64[static_cast<size_t>(j)]));
     }
   });
   for (size_t b = 0; b < blocks; ++b) {
