@@ -79,6 +79,17 @@ inline harness_status check_new_sequence(int32_t layer, size_t live, const kv_ca
   return HARNESS_STATUS_OK;
 }
 
+// A new sequence for a cache that reserves a whole slot of `slot_bytes` per
+// sequence up front: admitted as above, and only while the budget pays for
+// one more slot.
+inline harness_status check_new_slot(int32_t layer, size_t live, int64_t slot_bytes, const kv_cache_config& c) noexcept {
+  const harness_status admitted = check_new_sequence(layer, live, c);
+  if (admitted != HARNESS_STATUS_OK) return admitted;
+  if ((static_cast<int64_t>(live) + 1) * slot_bytes > c.memory_budget)
+    return fail(HARNESS_STATUS_OUT_OF_MEMORY, "append: one more slot of max_tokens positions would pass the budget");
+  return HARNESS_STATUS_OK;
+}
+
 }  // namespace kv_abi
 
 // The opaque handle of kv_cache.h: the config as created, and the cache.

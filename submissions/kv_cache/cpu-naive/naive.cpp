@@ -31,11 +31,8 @@ class NaiveCache final : public kv_abi::Cache {
                         void*) override {
     auto it = slots_.find(sequence);
     if (it == slots_.end()) {
-      const harness_status admitted = kv_abi::check_new_sequence(layer, slots_.size(), c_);
+      const harness_status admitted = kv_abi::check_new_slot(layer, slots_.size(), slot_bytes(), c_);
       if (admitted != HARNESS_STATUS_OK) return admitted;
-      if ((static_cast<int64_t>(slots_.size()) + 1) * slot_bytes() > c_.memory_budget)
-        return kv_abi::fail(HARNESS_STATUS_OUT_OF_MEMORY,
-                            "append: one more slot of max_tokens positions would pass the budget");
       Slot slot;
       slot.data.reset(new float[static_cast<size_t>(c_.layers * 2 * plane_)]);
       slot.tokens.assign(static_cast<size_t>(c_.layers), 0);
