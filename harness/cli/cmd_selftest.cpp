@@ -1,7 +1,8 @@
 // harness selftest [CHALLENGE...] [--device ...] [-o results.json] [--md report.md]
-// Runs every mutant and negative control (and the project's own references
-// and baselines) on the correctness, edge and stability suites and checks
-// each got the verdict it declares. Exit 1 naming any that did not.
+// Runs every mutant, exploit and negative control (and the project's own
+// references and baselines) on the correctness, edge and stability suites
+// (or on the cases an expectation names) and checks each got the verdict it
+// declares. Exit 1 naming any that did not.
 #include <fmt/format.h>
 
 #include <cstdio>

@@ -11,7 +11,7 @@
 namespace harness {
 
 namespace {
-bool is_mutant_like(const std::string& role) { return role == "mutant" || role == "control"; }
+bool is_mutant_like(const std::string& role) { return is_unranked_role(role); }
 }  // namespace
 
 ProgressPrinter::ProgressPrinter(size_t total_cases, Verbosity verbosity)

@@ -42,7 +42,7 @@ std::string shell_join(int argc, char** argv) {
 
 int run_exit_code(const RunResults& results) {
   for (const auto& e : results.entries) {
-    if (e.submission.role == "mutant" || e.submission.role == "control") continue;
+    if (is_unranked_role(e.submission.role)) continue;
     for (const auto& c : e.cases) {
       if (is_failure(c.verdict) || c.verdict == Verdict::harness_error) return 1;
     }

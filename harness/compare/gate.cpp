@@ -15,7 +15,7 @@ namespace harness {
 
 namespace {
 
-bool is_mutant_like(const EntryResult& e) { return e.submission.role == "mutant" || e.submission.role == "control"; }
+bool is_mutant_like(const EntryResult& e) { return is_unranked_role(e.submission.role); }
 
 std::string where(const EntryResult& e) { return fmt::format("{} / {} on {}", e.challenge, e.submission.name, e.device); }
 

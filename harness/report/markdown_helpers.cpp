@@ -62,7 +62,8 @@ void header_row(std::string& out, const std::string& first, const std::vector<co
                 const std::string& alignment) {
   out += "| " + first + " |";
   for (const auto* e : columns) {
-    out += fmt::format(" {}{} |", e->submission.name, e->submission.role == "mutant" ? " (mutant)" : "");
+    const std::string& role = e->submission.role;
+    out += fmt::format(" {}{} |", e->submission.name, role == "mutant" || role == "exploit" ? " (" + role + ")" : "");
   }
   out += "\n|---|";
   for (size_t i = 0; i < columns.size(); ++i) out += alignment + "|";

@@ -47,19 +47,28 @@ struct CaseResult {
   double seconds = 0;                   // wall time the case took
 };
 
-// What a mutant (or negative control) must get: a case of `suite` with
-// `verdict`; with every_case, every case of the suite must fail.
+// What a mutant, exploit or negative control must get: a case of `suite`
+// with `verdict`; with every_case, every case of the suite must fail.
 struct Expectation {
   Suite suite = Suite::correctness;
   Verdict verdict = Verdict::wrong_answer;
   bool every_case = false;
+  // The cases it runs on, when not the selection's (an exploit aimed at
+  // one perf case need not sit through the whole matrix). Empty: the
+  // selection's cases.
+  std::vector<std::string> cases;
 };
+
+// Roles that test the harness rather than compete: mutants (realistic
+// bugs), exploits (attacks on the harness) and the built-in negative
+// controls. They run only when asked for and are never ranked.
+bool is_unranked_role(const std::string& role);
 
 struct SubmissionInfo {
   std::string name;
   std::string challenge;
   std::string device;  // "cpu" | "cuda"
-  std::string role;    // "submission", "reference", "baseline", "mutant", "control"
+  std::string role;    // "submission", "reference", "baseline", "mutant", "exploit", "control"
   std::string kind = "library";  // "library", "process" or "control"
   std::string origin;
   std::string description;

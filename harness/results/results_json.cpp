@@ -7,6 +7,8 @@ namespace harness {
 
 using nlohmann::json;
 
+bool is_unranked_role(const std::string& role) { return role == "mutant" || role == "exploit" || role == "control"; }
+
 const DeviceInfo* RunResults::device(const std::string& id) const {
   for (const auto& d : devices) {
     if (d.id == id) return &d;
@@ -91,7 +93,9 @@ HostInfo host_from_json(const json& j) {
 }
 
 json to_json(const Expectation& e) {
-  return json{{"suite", suite_name(e.suite)}, {"verdict", verdict_name(e.verdict)}, {"every_case", e.every_case}};
+  json j{{"suite", suite_name(e.suite)}, {"verdict", verdict_name(e.verdict)}, {"every_case", e.every_case}};
+  if (!e.cases.empty()) j["cases"] = e.cases;
+  return j;
 }
 
 Expectation expectation_from_json(const json& j) {
@@ -99,6 +103,7 @@ Expectation expectation_from_json(const json& j) {
   e.suite = suite_from_name(j.at("suite").get<std::string>());
   e.verdict = verdict_from_name(j.at("verdict").get<std::string>());
   e.every_case = j.value("every_case", false);
+  e.cases = j.value("cases", std::vector<std::string>{});
   return e;
 }
 

@@ -15,14 +15,35 @@ bool contains(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
 
-bool is_mutant_like(const std::string& role) { return role == "mutant" || role == "control"; }
-
 std::vector<CaseSpec> select_cases(const Challenge& challenge, const RunSelection& s) {
   std::vector<CaseSpec> selected;
   for (CaseSpec& c : challenge.cases()) {
     if (!s.suites.empty() && std::find(s.suites.begin(), s.suites.end(), c.suite) == s.suites.end()) continue;
     if (!s.case_ids.empty() && !contains(s.case_ids, c.id)) continue;
     if (s.quick && s.case_ids.empty() && !c.quick) continue;
+    selected.push_back(std::move(c));
+  }
+  return selected;
+}
+
+// The cases an expectation names (an exploit aimed at particular cases),
+// in matrix order, still narrowed by an explicit --case; every named id
+// must exist.
+std::vector<CaseSpec> expected_cases(const Challenge& challenge, const SubmissionInfo& submission,
+                                     const RunSelection& s) {
+  const std::vector<std::string>& wanted = submission.expect->cases;
+  std::vector<CaseSpec> matrix = challenge.cases();
+  for (const auto& id : wanted) {
+    const bool known = std::any_of(matrix.begin(), matrix.end(), [&](const CaseSpec& c) { return c.id == id; });
+    if (!known) {
+      throw UsageError(fmt::format("{}: \"expect\" names case '{}', which {} does not have (see `harness list {} --cases`)",
+                                   submission.manifest_path, id, challenge.name(), challenge.name()));
+    }
+  }
+  std::vector<CaseSpec> selected;
+  for (CaseSpec& c : matrix) {
+    if (!contains(wanted, c.id)) continue;
+    if (!s.case_ids.empty() && !contains(s.case_ids, c.id)) continue;
     selected.push_back(std::move(c));
   }
   return selected;
@@ -109,7 +130,7 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
         e.submission.kind = "control";
         e.submission.origin = "built into the harness";
         e.submission.description = control_description(kind);
-        e.submission.expect = Expectation{Suite::correctness, Verdict::wrong_answer, true};
+        e.submission.expect = Expectation{Suite::correctness, Verdict::wrong_answer, true, {}};
         e.control = kind;
         candidates.push_back(std::move(e));
       }
@@ -120,14 +141,17 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
       const bool named = contains(s.submissions, name);
       if (!s.submissions.empty() && !named) continue;
       if (named) matched_submissions.insert(name);
-      const bool mutant = is_mutant_like(candidate.submission.role);
+      const bool mutant = is_unranked_role(candidate.submission.role);
       // Mutants run only when asked for, by flag or by name.
       if (mutant && !s.with_mutants && !s.only_mutants && !named) continue;
       if (s.only_mutants && !mutant && candidate.submission.role != "reference" && candidate.submission.role != "baseline") continue;
+      const bool own_cases = candidate.submission.expect && !candidate.submission.expect->cases.empty();
+      const std::vector<CaseSpec> entry_cases = own_cases ? expected_cases(*challenge, candidate.submission, s) : cases;
+      if (entry_cases.empty()) continue;
       for (const DeviceInfo* device : devices_for(candidate.submission.device, devices)) {
         PlannedEntry entry = candidate;
         entry.device = device;
-        entry.cases = cases;
+        entry.cases = entry_cases;
         plan.entries.push_back(std::move(entry));
       }
     }

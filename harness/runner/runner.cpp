@@ -111,7 +111,7 @@ void run_one_case(const RunSettings& settings, const PlannedEntry& entry, const 
 }  // namespace
 
 std::string reproduce_command(const RunSettings& settings, const PlannedEntry& entry, const CaseSpec& spec) {
-  const bool mutant = entry.submission.role == "mutant" || entry.submission.role == "control";
+  const bool mutant = is_unranked_role(entry.submission.role);
   return fmt::format("{} run {} -s {} --device {} --case {} --seed {}{}", settings.harness_command,
                      entry.challenge->name(), entry.submission.name, entry.device->kind, spec.id, settings.seed,
                      mutant ? " --with-mutants" : "");

@@ -144,7 +144,7 @@ Scores score_entry(const EntryResult& entry, const EntryResult* baseline) {
   }
   if (harness_errors) s.notes.push_back(fmt::format("{} case(s) not judged: the harness failed on them", harness_errors));
   s.grade = grade_for(s.overall);
-  s.ranked = entry.submission.role != "mutant" && entry.submission.role != "control" && impossible == 0;
+  s.ranked = !is_unranked_role(entry.submission.role) && impossible == 0;
   if (impossible) s.notes.push_back(fmt::format("{} case(s) faster than physically possible: not ranked", impossible));
   return s;
 }

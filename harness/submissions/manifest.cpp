@@ -18,7 +18,7 @@ namespace {
 const std::set<std::string> kKnownKeys{"name",       "challenge",  "device",     "sources", "origin",
                                        "description", "role",      "include_dirs", "defines", "flags",
                                        "cuda_flags", "link_flags", "expect",       "kind",    "command"};
-const std::set<std::string> kRoles{"submission", "reference", "baseline", "mutant"};
+const std::set<std::string> kRoles{"submission", "reference", "baseline", "mutant", "exploit"};
 
 [[noreturn]] void invalid(const std::string& path, const std::string& problem) {
   throw UsageError(fmt::format("{}: {}", path, problem));
@@ -103,18 +103,27 @@ Manifest parse_manifest(const json& doc, const std::string& path) {
     if (!e.is_object() || !e.contains("suite") || !e.contains("verdict")) {
       invalid(path, "\"expect\" must be {\"suite\": ..., \"verdict\": ...}");
     }
+    for (const auto& [key, value] : e.items()) {
+      if (key != "suite" && key != "verdict" && key != "every_case" && key != "cases") {
+        invalid(path, fmt::format("\"expect\": unknown field \"{}\" (known: suite, verdict, every_case, cases)", key));
+      }
+    }
     try {
       Expectation expect;
       expect.suite = suite_from_name(e["suite"].get<std::string>());
       expect.verdict = verdict_from_name(e["verdict"].get<std::string>());
       expect.every_case = e.value("every_case", false);
+      expect.cases = string_list(e, "cases", path);
       m.expect = expect;
     } catch (const std::exception& error) {
       invalid(path, fmt::format("\"expect\": {}", error.what()));
     }
   }
-  if (m.role == "mutant" && !m.expect) invalid(path, "a mutant needs \"expect\": the verdict the harness must give");
-  if (m.role != "mutant" && m.expect) invalid(path, "\"expect\" is for mutants only (role \"mutant\")");
+  const bool judged_by_expectation = m.role == "mutant" || m.role == "exploit";
+  if (judged_by_expectation && !m.expect) {
+    invalid(path, fmt::format("{} needs \"expect\": the verdict the harness must give", m.role == "exploit" ? "an exploit" : "a mutant"));
+  }
+  if (!judged_by_expectation && m.expect) invalid(path, "\"expect\" is for mutants and exploits only");
   return m;
 }
 

@@ -21,7 +21,7 @@ struct Manifest {
   std::string device;  // "cpu" | "cuda"
   std::string origin;
   std::string description;
-  std::string role = "submission";  // "submission", "reference", "baseline", "mutant"
+  std::string role = "submission";  // "submission", "reference", "baseline", "mutant", "exploit"
   std::string kind = "library";     // "library" (compiled) or "process" (docs/PROCESS_PROTOCOL.md)
   std::vector<std::string> command; // process: the program and its arguments
   std::vector<std::string> sources;
@@ -30,7 +30,7 @@ struct Manifest {
   std::vector<std::string> flags;
   std::vector<std::string> cuda_flags;
   std::vector<std::string> link_flags;
-  std::optional<Expectation> expect;  // mutants: the verdict the harness must give
+  std::optional<Expectation> expect;  // mutants and exploits: the verdict the harness must give
 };
 
 // Throws UsageError naming the file and the problem.

@@ -74,7 +74,20 @@ TEST(Manifest, MutantsMustDeclareTheirVerdict) {
 
   json not_mutant = valid();
   not_mutant["expect"] = {{"suite", "edge"}, {"verdict", "crash"}};
-  EXPECT_NE(error_of(not_mutant).find("for mutants only"), std::string::npos);
+  EXPECT_NE(error_of(not_mutant).find("for mutants and exploits only"), std::string::npos);
+}
+
+TEST(Manifest, ExploitsDeclareTheirVerdictAndMayNameTheirCases) {
+  json d = valid();
+  d["role"] = "exploit";
+  EXPECT_NE(error_of(d).find("an exploit needs \"expect\""), std::string::npos) << error_of(d);
+  d["expect"] = {{"suite", "perf"}, {"verdict", "error"}, {"cases", {"perf.a", "perf.b"}}};
+  const Manifest m = parse_manifest(d, "/x/submission.json");
+  ASSERT_TRUE(m.expect.has_value());
+  EXPECT_EQ(m.expect->cases, (std::vector<std::string>{"perf.a", "perf.b"}));
+  EXPECT_TRUE(is_unranked_role(m.role));
+  d["expect"]["case"] = "perf.a";
+  EXPECT_NE(error_of(d).find("unknown field \"case\""), std::string::npos) << error_of(d);
 }
 
 TEST(BuildLog, ExcerptKeepsTheFirstErrors) {
