@@ -9,7 +9,8 @@ namespace harness {
 std::vector<Verdict> all_verdicts() {
   return {Verdict::pass,          Verdict::wrong_answer, Verdict::unwritten_output,
           Verdict::out_of_bounds_write, Verdict::input_modified, Verdict::stale_output,
-          Verdict::impossible_speed, Verdict::crash,     Verdict::timeout,
+          Verdict::impossible_speed, Verdict::forged_timing, Verdict::understated_memory,
+          Verdict::sandbox_violation, Verdict::memory_limit, Verdict::crash, Verdict::timeout,
           Verdict::error,         Verdict::unsupported,  Verdict::build_failed,
           Verdict::unavailable,   Verdict::harness_error};
 }
@@ -23,6 +24,10 @@ std::string_view verdict_name(Verdict verdict) {
     case Verdict::input_modified: return "input_modified";
     case Verdict::stale_output: return "stale_output";
     case Verdict::impossible_speed: return "impossible_speed";
+    case Verdict::forged_timing: return "forged_timing";
+    case Verdict::understated_memory: return "understated_memory";
+    case Verdict::sandbox_violation: return "sandbox_violation";
+    case Verdict::memory_limit: return "memory_limit";
     case Verdict::crash: return "crash";
     case Verdict::timeout: return "timeout";
     case Verdict::error: return "error";

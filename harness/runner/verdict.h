@@ -16,6 +16,10 @@ enum class Verdict {
   input_modified,       // an input differs from its pristine copy
   stale_output,         // a second call returned the previous call's answer
   impossible_speed,     // faster than the byte model allows at the measured peak
+  forged_timing,        // the worker's timings are contradicted by the harness's own clock
+  understated_memory,   // the memory it reports is far below what the harness saw it hold
+  sandbox_violation,    // it attempted what the sandbox forbids (a denied system call)
+  memory_limit,         // it exceeded the memory limit of its worker
   crash,                // the worker died (signal, abort, sticky CUDA error)
   timeout,              // no answer within the per-call time limit
   error,                // the submission returned an error status or broke the ABI
