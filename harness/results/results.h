@@ -60,15 +60,17 @@ struct Expectation {
 };
 
 // Roles that test the harness rather than compete: mutants (realistic
-// bugs), exploits (attacks on the harness) and the built-in negative
-// controls. They run only when asked for and are never ranked.
+// bugs), exploits (attacks on the harness), the built-in negative controls
+// and the float32 controls (plain, sound float32 code written without the
+// harness in mind, which every tolerance must let pass). They run only when
+// asked for and are never ranked.
 bool is_unranked_role(const std::string& role);
 
 struct SubmissionInfo {
   std::string name;
   std::string challenge;
   std::string device;  // "cpu" | "cuda"
-  std::string role;    // "submission", "reference", "baseline", "mutant", "exploit", "control"
+  std::string role;    // "submission", "reference", "baseline", "mutant", "exploit", "control", "float32-control"
   std::string kind = "library";  // "library", "process" or "control"
   std::string origin;
   std::string description;

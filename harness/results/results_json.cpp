@@ -7,7 +7,9 @@ namespace harness {
 
 using nlohmann::json;
 
-bool is_unranked_role(const std::string& role) { return role == "mutant" || role == "exploit" || role == "control"; }
+bool is_unranked_role(const std::string& role) {
+  return role == "mutant" || role == "exploit" || role == "control" || role == "float32-control";
+}
 
 const DeviceInfo* RunResults::device(const std::string& id) const {
   for (const auto& d : devices) {

@@ -23,7 +23,7 @@ struct RunSelection {
   std::vector<std::string> case_ids;     // empty: all
   bool quick = false;                    // only the cases marked quick
   bool with_mutants = false;             // add mutants and negative controls
-  bool only_mutants = false;             // selftest: mutants, controls, references and baselines
+  bool only_mutants = false;             // selftest: every unranked role, references and baselines
   std::optional<std::pair<int, int>> shard;  // (index from 1, count)
 };
 

@@ -18,7 +18,7 @@ namespace {
 const std::set<std::string> kKnownKeys{"name",       "challenge",  "device",     "sources", "origin",
                                        "description", "role",      "include_dirs", "defines", "flags",
                                        "cuda_flags", "link_flags", "expect",       "kind",    "command"};
-const std::set<std::string> kRoles{"submission", "reference", "baseline", "mutant", "exploit"};
+const std::set<std::string> kRoles{"submission", "reference", "baseline", "mutant", "exploit", "float32-control"};
 
 [[noreturn]] void invalid(const std::string& path, const std::string& problem) {
   throw UsageError(fmt::format("{}: {}", path, problem));

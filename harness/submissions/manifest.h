@@ -21,7 +21,7 @@ struct Manifest {
   std::string device;  // "cpu" | "cuda"
   std::string origin;
   std::string description;
-  std::string role = "submission";  // "submission", "reference", "baseline", "mutant", "exploit"
+  std::string role = "submission";  // "submission", "reference", "baseline", "mutant", "exploit", "float32-control"
   std::string kind = "library";     // "library" (compiled) or "process" (docs/PROCESS_PROTOCOL.md)
   std::vector<std::string> command; // process: the program and its arguments
   std::vector<std::string> sources;
