@@ -11,37 +11,36 @@
 #include <cstring>
 
 #include "harness/core/dtype.h"
+#include "harness/worker/cuda_errors.h"
 #include "harness/worker/device_backend.h"
 
 namespace harness {
 
 namespace {
 
-bool is_sticky(cudaError_t error) {
-  switch (error) {
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchFailure:
-    case cudaErrorHardwareStackError:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorAssert:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorECCUncorrectable:
-      return true;
-    default:
-      return false;
-  }
+// After an error the allow-list calls harmless, the context must still
+// answer: cleared, then a device-wide synchronisation that succeeds.
+// Otherwise the error is treated as sticky after all.
+std::string context_probe_failure() {
+  (void)cudaGetLastError();
+  cudaError_t probe = cudaDeviceSynchronize();
+  if (probe == cudaSuccess) probe = cudaGetLastError();
+  if (probe == cudaSuccess) return "";
+  return fmt::format("; the context then failed a synchronisation: {} ({})", cudaGetErrorString(probe),
+                     cudaGetErrorName(probe));
 }
 
 void check_cuda(cudaError_t error, const char* call, const char* file, int line) {
   if (error == cudaSuccess) return;
-  const bool sticky = is_sticky(error);
-  if (!sticky) (void)cudaGetLastError();  // clear it so the next request starts clean
-  throw DeviceFault(fmt::format("{} failed: {} ({}) at {}:{}", call, cudaGetErrorString(error),
-                                cudaGetErrorName(error), file, line),
-                    sticky);
+  std::string message = fmt::format("{} failed: {} ({}) at {}:{}", call, cudaGetErrorString(error),
+                                    cudaGetErrorName(error), file, line);
+  bool sticky = !cuda_error_leaves_context_usable(error);
+  if (!sticky) {
+    const std::string probe = context_probe_failure();
+    sticky = !probe.empty();
+    message += probe;
+  }
+  throw DeviceFault(message, sticky);
 }
 
 #define WORKER_CUDA_CHECK(call) check_cuda((call), #call, __FILE__, __LINE__)
