@@ -1,5 +1,6 @@
-// harness report results.json... [-o report.md]: the head-to-head Markdown
-// from stored results; several files merge side by side.
+// harness report results.json... [-o report.md] [--reviewer-scores F] [--peer F]:
+// the head-to-head Markdown from stored results; several files merge side by
+// side; a peer's timings (PyTorch eager) are set beside ours.
 #include <cstdio>
 #include <memory>
 
@@ -15,6 +16,7 @@ struct ReportArguments {
   std::vector<std::string> inputs;
   std::string output;
   std::string reviewer_scores;
+  std::vector<std::string> peers;
 };
 
 int report(const ReportArguments& args) {
@@ -24,6 +26,7 @@ int report(const ReportArguments& args) {
   // speedups of another; devices of different machines stay apart.
   ReportInput input = combine_for_report(runs);
   if (!args.reviewer_scores.empty()) input.reviews = load_reviewer_scores(args.reviewer_scores);
+  for (const auto& path : args.peers) input.peers.push_back(load_peer_timings(path));
   const std::string markdown = render_markdown(input);
   if (args.output.empty()) {
     std::fputs(markdown.c_str(), stdout);
@@ -42,6 +45,8 @@ void add_report_command(CLI::App& app, CommandLine& command_line) {
   cmd->add_option("-o,--output", args->output, "Write the report here (default: stdout)");
   cmd->add_option("--reviewer-scores", args->reviewer_scores,
                   "JSON of reviewer-assigned scores, shown in labelled rows, never in the overall");
+  cmd->add_option("--peer", args->peers,
+                  "Timings of a peer on the same perf cases (scripts/gpu/pytorch_eager.py), shown beside ours; repeatable");
   cmd->callback([args, &command_line] { command_line.action = [args] { return report(*args); }; });
 }
 

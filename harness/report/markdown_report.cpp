@@ -124,12 +124,16 @@ std::string render_markdown(const ReportInput& input) {
         });
         if (review.challenge == challenge && reviewed_here) g.reviews.push_back(&review);
       }
+      for (const auto& peer : input.peers) {
+        if (g.device && g.device->kind == peer.device_kind) g.peers.push_back(&peer);
+      }
       out += fmt::format("### {} on {}{}\n\n", challenge, device_id, g.device ? " (" + g.device->name + ")" : "");
       markdown::summary(out, g);
       markdown::failures(out, g, Suite::correctness, "Correctness (core cases)");
       markdown::failures(out, g, Suite::edge, "Edge cases");
       markdown::stability(out, g);
       markdown::performance(out, g);
+      markdown::peers(out, g);
       markdown::series(out, g);
       markdown::completeness(out, g);
       markdown::mutants(out, g);

@@ -15,6 +15,7 @@ struct Group {
   std::vector<const EntryResult*> ranked;   // real submissions, side by side
   std::vector<const EntryResult*> mutants;  // mutants and negative controls
   std::vector<const ReviewerScore*> reviews;
+  std::vector<const PeerTimings*> peers;    // measured on this group's kind of device
 };
 
 void summary(std::string& out, const Group& g);
@@ -26,5 +27,8 @@ void completeness(std::string& out, const Group& g);
 // challenge's challenge.json, e.g. kv_cache's bytes in use through churn).
 void series(std::string& out, const Group& g);
 void mutants(std::string& out, const Group& g);
+// Each peer's median beside each submission's on the same perf cases
+// ("3.2x" = that many times faster than the peer).
+void peers(std::string& out, const Group& g);
 
 }  // namespace harness::markdown

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/compare/merge.h"
+#include "harness/report/peer_timings.h"
 #include "harness/results/results.h"
 
 namespace harness {
@@ -29,6 +30,7 @@ struct ReportInput {
   RunResults combined;                  // every entry, devices qualified where needed, scored
   std::vector<NamedResults> runs;       // the inputs as given (environment, reproduce)
   std::vector<ReviewerScore> reviews;
+  std::vector<PeerTimings> peers;       // other implementations' timings, shown beside ours
 };
 
 // Combines results files for a report. A device id used by two files for
