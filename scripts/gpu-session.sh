@@ -1,76 +1,154 @@
 #!/usr/bin/env bash
-# Everything only a machine with an NVIDIA GPU can show, in one call: build,
-# the GPU tests, the CUDA selftest, compute-sanitizer on our kernels, the full
-# CUDA run with its reports, the device's peak. Writes into OUT (default
-# reports/gpu-latest): results.json, report.md, junit.xml, selftest.json,
-# sanitizer.log, session.log.
+# What only a machine with an NVIDIA GPU can show, in steps that each fit in
+# a few minutes and write their output as they go, so that a lease of short
+# calls can run them one or a few at a time:
 #
-# Where packages cannot be installed, run scripts/fetch-gpu-deps.sh first
-# on a machine that can, and bring .deps/ along: its packages are unpacked
-# into a private prefix, never over /.
-#   scripts/gpu-session.sh [extra `harness run` arguments, e.g. --quick]
+#   OUT=reports/gpu-<device> bash scripts/gpu-session.sh STEP...
+#
+#   build     build everything for this GPU's architecture      build.log
+#   tests     the GPU-labelled tests                            tests.log
+#   selftest  every CUDA mutant and control gets its verdict    selftest.{log,json,md}
+#   sanitize  compute-sanitizer memcheck and racecheck on small
+#             cases of every CUDA submission                    sanitize.log
+#   run       the peak, then every challenge on cuda            run.log results.json report.md junit.xml
+#   peer      PyTorch eager on the run's perf cases, and the
+#             report again with it beside our kernels           peer.{log,json} report.md
+#
+# Every step after `build` builds first if the build folder is missing or out
+# of date (a fresh machine keeps nothing), so any step can open a call.
+#
+# A machine with no package registry: run scripts/fetch-gpu-deps.sh on one
+# that has Debian's, and bring .deps/ along; its packages are unpacked into a
+# private prefix (never over /). compute-sanitizer is looked up beside nvcc.
+# --dry-run prints what each step would run, on any machine.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-reports/gpu-latest}"
 mkdir -p "$out"
-log="$out/session.log"
-exec > >(tee "$log") 2>&1
+seed="${SEED:-20261121}"
+dry=0
+steps=()
+for a in "$@"; do
+  case "$a" in
+    --dry-run) dry=1 ;;
+    build|tests|selftest|sanitize|run|peer) steps+=("$a") ;;
+    *) echo "gpu-session: unknown step '$a' (build tests selftest sanitize run peer, --dry-run)" >&2; exit 2 ;;
+  esac
+done
+[ ${#steps[@]} -gt 0 ] || { sed -n '2,24p' "$0"; exit 2; }
 
-step() { echo; echo "== $* ($(date -u +%H:%M:%S))"; }
 failed=()
+say() { echo "== $* ($(date -u +%H:%M:%S))"; }
+# do LOG COMMAND...: runs it (or prints it), its output appended to $out/LOG as it comes.
+do_() {
+  local log="$out/$1"; shift
+  if [ $dry -eq 1 ]; then echo "  would run: $*  >> $log"; return 0; fi
+  "$@" 2>&1 | tee -a "$log"
+  return "${PIPESTATUS[0]}"
+}
 
-step "dependencies"
-if ls .deps/*.deb >/dev/null 2>&1; then
-  prefix=/tmp/harness-deps
-  for f in .deps/*.deb; do dpkg -x "$f" "$prefix"; done
-  export CMAKE_PREFIX_PATH="$prefix/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
-  export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  echo "unpacked .deps/ into $prefix"
-else
-  bash scripts/install-deps.sh
-fi
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true
+use_deps() {
+  if ls .deps/*.deb >/dev/null 2>&1; then
+    local prefix=/tmp/harness-deps
+    if [ ! -d "$prefix/usr" ]; then
+      for f in .deps/*.deb; do dpkg -x "$f" "$prefix"; done
+    fi
+    export CMAKE_PREFIX_PATH="$prefix/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+    export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    echo "dependencies: .deps/ unpacked into $prefix"
+  elif [ $dry -eq 0 ]; then
+    bash scripts/install-deps.sh
+  fi
+}
 
-step "build"
-# Only the GPU at hand: faster than the default sm_80;sm_90 and what runs here.
-arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '.')
-bash scripts/build.sh ${arch:+-DCMAKE_CUDA_ARCHITECTURES=$arch} || { echo "build failed"; exit 1; }
-build/harness list | tail -4
+sanitizer() {
+  local nvcc_dir
+  nvcc_dir=$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")
+  for c in "$nvcc_dir/compute-sanitizer" "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer" \
+           /usr/local/cuda/compute-sanitizer/compute-sanitizer $(command -v compute-sanitizer 2>/dev/null); do
+    [ -x "$c" ] && { echo "$c"; return 0; }
+  done
+  return 1
+}
 
-step "GPU tests"
-ctest --test-dir build --output-on-failure -L gpu || failed+=("gpu tests")
+ensure_build() {
+  use_deps
+  local arch
+  arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '.[:space:]')
+  say "build (sm ${arch:-default})"
+  do_ build.log env BUILD_TYPE=Release bash scripts/build.sh ${arch:+-DCMAKE_CUDA_ARCHITECTURES=$arch} \
+    || { echo "build failed: see $out/build.log"; exit 1; }
+}
 
-step "selftest on cuda"
-build/harness selftest --device cuda --seed 20261121 -o "$out/selftest.json" || failed+=("selftest")
+step_tests() {
+  say "GPU tests"
+  do_ tests.log nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv
+  do_ tests.log ctest --test-dir build --output-on-failure -V -L gpu || failed+=("gpu tests")
+}
 
-step "compute-sanitizer on our CUDA kernels (one correctness and one edge case each)"
-: > "$out/sanitizer.log"
-sanitize() {  # challenge submission case
-  for tool in memcheck racecheck; do
-    echo "-- $tool $1 $2 $3" >> "$out/sanitizer.log"
-    compute-sanitizer --tool "$tool" --error-exitcode 9 --target-processes all \
-      build/harness run "$1" -s "$2" --device cuda --case "$3" --seed 1 --timeout 300 -q -o /tmp/sanitized.json \
-      >> "$out/sanitizer.log" 2>&1 || failed+=("$tool $1/$2 $3")
+step_selftest() {
+  say "selftest on cuda"
+  do_ selftest.log build/harness selftest --device cuda --seed "$seed" -o "$out/selftest.json" --md "$out/selftest.md" \
+    || failed+=("selftest")
+}
+
+# One correctness and one edge case of every CUDA submission of ours (not the
+# mutants: their bugs are what the sanitizer would report).
+step_sanitize() {
+  local tool_path
+  tool_path=$(sanitizer) || { [ $dry -eq 1 ] && tool_path=compute-sanitizer; } || { echo "compute-sanitizer not found beside nvcc"; failed+=("sanitize"); return; }
+  say "compute-sanitizer ($tool_path)"
+  local cases=(
+    "softmax_topk correctness.normal.r64.v1024.k10" "softmax_topk edge.normal.r4.v4099.k64"
+    "layernorm_backward correctness.normal.r512.d768" "layernorm_backward edge.normal.r1.d65536"
+    "kv_cache correctness.batch.l2.h8x8.d64" "kv_cache edge.churn.l2.h4x4.d64")
+  # challenge/name of every CUDA submission that is not a mutant or an exploit
+  local subs
+  subs=$(python3 - <<'PY'
+import json, pathlib
+for m in sorted(pathlib.Path("submissions").rglob("submission.json")):
+    d = json.loads(m.read_text())
+    if d.get("device") == "cuda" and d.get("role", "submission") not in ("mutant", "exploit"):
+        print(f"{d['challenge']}/{d['name']}")
+PY
+)
+  for entry in "${cases[@]}"; do
+    set -- $entry
+    for s in $(echo "$subs" | awk -F/ -v c="$1" '$1 == c {print $2}'); do
+      for tool in memcheck racecheck; do
+        echo "-- $tool $1 $s $2" >> "$out/sanitize.log"
+        do_ sanitize.log "$tool_path" --tool "$tool" --error-exitcode 9 --target-processes all \
+          build/harness run "$1" -s "$s" --device cuda --case "$2" --seed 1 --timeout 300 -q -o /tmp/sanitized.json \
+          || failed+=("$tool $1/$s $2")
+      done
+    done
   done
 }
-sanitize softmax_topk cuda-fast correctness.normal.r64.v1024.k10
-sanitize softmax_topk cuda-fast edge.normal.r4.v4099.k64
-sanitize layernorm_backward cuda-fast correctness.normal.r512.d768
-sanitize layernorm_backward cuda-fast edge.normal.r1.d65536
-sanitize kv_cache cuda-fast correctness.batch.l2.h8x8.d64
-sanitize kv_cache cuda-fast edge.churn.l2.h4x4.d64
-tail -3 "$out/sanitizer.log"
 
-step "peak"
-build/harness peak --device cuda || failed+=("peak")
+step_run() {
+  say "peak and every challenge on cuda"
+  do_ run.log build/harness peak --device cuda || failed+=("peak")
+  do_ run.log build/harness run --device cuda --seed "$seed" -o "$out/results.json" --md "$out/report.md" \
+    --junit "$out/junit.xml" || failed+=("run")
+}
 
-step "every challenge on cuda, with reports"
-build/harness run --device cuda --seed 20261121 -o "$out/results.json" --md "$out/report.md" --junit "$out/junit.xml" "$@" \
-  || failed+=("run")
+step_peer() {
+  say "PyTorch eager beside our kernels"
+  [ -f "$out/results.json" ] || [ $dry -eq 1 ] || { echo "peer: run the 'run' step first"; failed+=("peer"); return; }
+  do_ peer.log env PYTHONUNBUFFERED=1 python3 scripts/gpu/pytorch_eager.py "$out/results.json" -o "$out/peer.json" \
+    || failed+=("peer")
+  do_ peer.log build/harness report "$out/results.json" --peer "$out/peer.json" -o "$out/report.md" || failed+=("peer report")
+}
 
-step "done"
+built=0
+for s in "${steps[@]}"; do
+  if [ $built -eq 0 ]; then ensure_build; built=1; fi
+  [ "$s" = build ] || "step_$s"
+done
+
+say "done"
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'FAILED: %s\n' "${failed[@]}"
   exit 1
 fi
-echo "all steps passed"
+echo "all steps passed: ${steps[*]}"
