@@ -98,8 +98,8 @@ __global__ void __launch_bounds__(kBlockThreads)
       tile[i] = at < n_keys ? keys[at] : kSentinelKey;
       pass[i] = tile[i] != kSentinelKey && (open || key_value(tile[i]) > threshold);
     }
-    append(buf, tile, pass);
-    after_tile<kBlockThreads>(buf, k, tid);
+    const bool appended = append(buf, tile, pass);
+    after_tile<kBlockThreads>(buf, k, tid, appended);
   }
   const int valid = finish<kBlockThreads>(buf, k, tid);
   const SoftmaxState total = group_reduce<kBlockThreads>(st, scratch, tid);

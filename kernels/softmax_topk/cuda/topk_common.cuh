@@ -80,6 +80,24 @@ __device__ __forceinline__ void group_sync() {
   }
 }
 
+// A barrier of the group that also tells every thread whether `pred` held
+// for any thread of it.
+template <int THREADS>
+__device__ __forceinline__ bool group_sync_any(bool pred) {
+  static_assert(THREADS == 32 || THREADS % 32 == 0, "a group is a warp or whole warps");
+  if constexpr (THREADS == 32) {
+    __syncwarp();
+    return __any_sync(kFullMask, pred);
+  } else {
+    return __syncthreads_or(pred ? 1 : 0) != 0;
+  }
+}
+
+__device__ __forceinline__ float warp_max(float x) {
+  for (int offset = 16; offset > 0; offset >>= 1) x = fmaxf(x, __shfl_xor_sync(kFullMask, x, offset));
+  return x;
+}
+
 __device__ __forceinline__ SoftmaxState warp_reduce(SoftmaxState st) {
   for (int offset = 16; offset > 0; offset >>= 1) {
     const SoftmaxState other{__shfl_xor_sync(kFullMask, st.max, offset),

@@ -14,6 +14,18 @@
 // Invariant: the buffer always holds the top k of everything offered so far
 // (exactly, in the order value desc, column asc), and count <= CAP - TILE
 // before each tile.
+//
+// Two things keep the group's barriers few, since a block streams far more
+// tiles than it ever compacts:
+// - after a tile, one barrier that also says whether any thread appended;
+//   when none did (most tiles once the filter bites) the count is unchanged
+//   and need not be read, which would take a barrier on each side;
+// - a block whose k is at most its number of warps seeds the filter in its
+//   first tile: the k-th largest of the warps' maxima is a lower bound of
+//   the k-th largest element (k disjoint subsets each hold an element at
+//   least that large), so only elements at or above it are offered, at
+//   least k of them, and the first compaction sorts a handful of keys
+//   instead of the whole tile.
 #ifndef SOFTMAX_TOPK_CUDA_TOPK_GROUP_CUH
 #define SOFTMAX_TOPK_CUDA_TOPK_GROUP_CUH
 
@@ -28,6 +40,7 @@ struct CandidateBuffer {
   int count;          // keys[0, count) are candidates
   int has_threshold;  // 0 until the first compaction
   float threshold;    // the k-th best value kept, once has_threshold
+  float warp_max[32]; // [warps] the first tile's maxima, for the seed
 };
 
 // Called by thread 0 of the group before anything else; the group then syncs.
@@ -38,14 +51,14 @@ __device__ __forceinline__ void reset(CandidateBuffer<CAP>& buf) {
   buf.threshold = -INFINITY;
 }
 
-// Appends keys[i] where pass[i]. Called by all 32 lanes of a warp: the warp's
-// survivors get consecutive slots from one atomicAdd (a warp prefix sum gives
-// each lane its offset).
+// Appends keys[i] where pass[i]; returns whether this thread appended any.
+// Called by all 32 lanes of a warp: the warp's survivors get consecutive
+// slots from one atomicAdd (a warp prefix sum gives each lane its offset).
 template <int CAP>
-__device__ __forceinline__ void append(CandidateBuffer<CAP>& buf, const Key (&keys)[4],
+__device__ __forceinline__ bool append(CandidateBuffer<CAP>& buf, const Key (&keys)[4],
                                        const bool (&pass)[4]) {
   const int n = int(pass[0]) + int(pass[1]) + int(pass[2]) + int(pass[3]);
-  if (!__any_sync(kFullMask, n != 0)) return;  // the common case once filtering
+  if (!__any_sync(kFullMask, n != 0)) return false;  // the common case once filtering
   const int lane = threadIdx.x & 31;
   int inclusive = n;
   for (int d = 1; d < 32; d <<= 1) {
@@ -58,13 +71,17 @@ __device__ __forceinline__ void append(CandidateBuffer<CAP>& buf, const Key (&ke
   int slot = base + inclusive - n;
   for (int i = 0; i < 4; ++i)
     if (pass[i]) buf.keys[slot++] = keys[i];
+  return n != 0;
 }
 
 // Folds up to 4 consecutive elements (columns first_column...; -inf beyond
-// n_valid) into the thread's softmax state and offers them to the buffer.
+// n_valid) into the thread's softmax state and offers them to the buffer;
+// returns whether this thread appended any. While the buffer has no
+// threshold, elements below `floor` are known to be outside the top k
+// (-inf: none is).
 template <int CAP>
-__device__ __forceinline__ void consume(CandidateBuffer<CAP>& buf, SoftmaxState& st, float4 v,
-                                        int64_t first_column, int n_valid) {
+__device__ __forceinline__ bool consume(CandidateBuffer<CAP>& buf, SoftmaxState& st, float4 v,
+                                        int64_t first_column, int n_valid, float floor = -INFINITY) {
   accumulate(st, v);
   // Both fields change only inside compact(), between group barriers.
   const bool open = buf.has_threshold == 0;
@@ -73,10 +90,39 @@ __device__ __forceinline__ void consume(CandidateBuffer<CAP>& buf, SoftmaxState&
   Key keys[4];
   bool pass[4];
   for (int i = 0; i < 4; ++i) {
-    pass[i] = i < n_valid && (open || values[i] > threshold);
+    pass[i] = i < n_valid && (open ? values[i] >= floor : values[i] > threshold);
     keys[i] = make_key(values[i], static_cast<int32_t>(first_column + i));
   }
-  append(buf, keys, pass);
+  return append(buf, keys, pass);
+}
+
+// The k-th largest of the group's warp maxima of one tile (k <= warps), a
+// lower bound of the k-th largest element; -inf when fewer than k warps saw
+// a finite element. Every thread computes it from the same shared maxima, so
+// one barrier suffices.
+template <int THREADS, int CAP>
+__device__ __forceinline__ float seed_floor(CandidateBuffer<CAP>& buf, float4 v, int n_valid, int k, int tid) {
+  constexpr int kWarps = THREADS / 32;
+  static_assert(kWarps <= 32, "one maximum per warp");
+  const float values[4] = {v.x, v.y, v.z, v.w};
+  float mine = -INFINITY;
+  for (int i = 0; i < 4; ++i)
+    if (i < n_valid) mine = fmaxf(mine, values[i]);
+  mine = warp_max(mine);
+  if ((tid & 31) == 0) buf.warp_max[tid >> 5] = mine;
+  group_sync<THREADS>();
+  // Rank by (value desc, warp asc): the maximum of rank k - 1 is the seed.
+  float seed = -INFINITY;
+  for (int j = 0; j < kWarps; ++j) {
+    const float m = buf.warp_max[j];
+    int rank = 0;
+    for (int i = 0; i < kWarps; ++i) {
+      const float other = buf.warp_max[i];
+      rank += (other > m || (other == m && i < j)) ? 1 : 0;
+    }
+    if (rank == k - 1) seed = m;
+  }
+  return seed;
 }
 
 // Sorts the buffer and keeps its best k (all of it when count < k).
@@ -95,14 +141,16 @@ __device__ void compact(CandidateBuffer<CAP>& buf, int count, int k, int tid) {
   group_sync<THREADS>();
 }
 
-// After a tile: compacts when the next tile (<= 4 * THREADS elements) could
-// overflow, or when the first k candidates exist. Every thread must read the
-// same count, hence a barrier before and after reading it (the next tile's
-// appends change it).
+// After a tile (`appended`: this thread appended in it): compacts when the
+// next tile (<= 4 * THREADS elements) could overflow, or when the first k
+// candidates exist. Every thread must read the same count, hence a barrier
+// before and after reading it (the next tile's appends change it); when no
+// thread appended, the count is what the last check left, and the first
+// barrier is the only one.
 template <int THREADS, int CAP>
-__device__ __forceinline__ void after_tile(CandidateBuffer<CAP>& buf, int k, int tid) {
+__device__ __forceinline__ void after_tile(CandidateBuffer<CAP>& buf, int k, int tid, bool appended) {
   static_assert(CAP >= 8 * THREADS, "room for k <= CAP - 4 * THREADS plus one tile");
-  group_sync<THREADS>();
+  if (!group_sync_any<THREADS>(appended)) return;
   const int count = buf.count;
   const bool open = buf.has_threshold == 0;
   group_sync<THREADS>();
@@ -141,8 +189,8 @@ __device__ void scan_columns(const float* __restrict__ row, int64_t begin, int64
     const bool valid = tid < n_edge;
     const int64_t c = tid < head ? tid : tail_begin + (tid - head);
     const float x = valid ? p[c] : -INFINITY;
-    consume(buf, st, make_float4(x, -INFINITY, -INFINITY, -INFINITY), begin + c, valid ? 1 : 0);
-    after_tile<THREADS>(buf, k, tid);
+    const bool appended = consume(buf, st, make_float4(x, -INFINITY, -INFINITY, -INFINITY), begin + c, valid ? 1 : 0);
+    after_tile<THREADS>(buf, k, tid, appended);
   }
 
   // Two tiles are in flight while one is processed: a thread waits at the
@@ -152,12 +200,16 @@ __device__ void scan_columns(const float* __restrict__ row, int64_t begin, int64
   const float4 none = make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
   float4 current = tid < n_vec ? __ldcs(vp + tid) : none;
   float4 next = THREADS + tid < n_vec ? __ldcs(vp + THREADS + tid) : none;
+  // Uniform over the group: the flag only changes in compact(), between barriers.
+  const bool seeded = THREADS > 32 && k <= THREADS / 32 && buf.has_threshold == 0;
   for (int64_t base = 0; base < n_vec; base += THREADS) {  // uniform trip count
     const int64_t ahead = base + 2 * THREADS + tid;
     const float4 prefetched = ahead < n_vec ? __ldcs(vp + ahead) : none;
     const int64_t v = base + tid;
-    consume(buf, st, current, begin + head + 4 * v, v < n_vec ? 4 : 0);
-    after_tile<THREADS>(buf, k, tid);
+    const int n_valid = v < n_vec ? 4 : 0;
+    const float floor = seeded && base == 0 ? seed_floor<THREADS>(buf, current, n_valid, k, tid) : -INFINITY;
+    const bool appended = consume(buf, st, current, begin + head + 4 * v, n_valid, floor);
+    after_tile<THREADS>(buf, k, tid, appended);
     current = next;
     next = prefetched;
   }
