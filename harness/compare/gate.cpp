@@ -45,10 +45,13 @@ bool same_machine(const RunResults& a, const RunResults& b, const std::string& d
   return da && db && da->name == db->name && a.run.host.hostname == b.run.host.hostname;
 }
 
-bool same_device_kind(const RunResults& a, const RunResults& b, const std::string& device) {
+// Verdicts and the scores without performance do not depend on which CPU or
+// GPU model ran them, so a device of the same id ("cpu", "cuda") on any host
+// is comparable for them; only timings need the same machine.
+bool device_in_both(const RunResults& a, const RunResults& b, const std::string& device) {
   const DeviceInfo* da = a.device(device);
   const DeviceInfo* db = b.device(device);
-  return da && db && da->name == db->name;
+  return da && db && da->available && db->available;
 }
 
 void compare_timing(const EntryResult& e, const CaseResult& now, const CaseResult& before, const GateOptions& o,
@@ -123,7 +126,7 @@ GateReport gate_results(const RunResults& current, const RunResults& baseline, c
   std::set<std::string> skipped_devices;
   for (const EntryResult& before : baseline.entries) {
     if (is_mutant_like(before)) continue;
-    if (!same_device_kind(current, baseline, before.device)) {
+    if (!device_in_both(current, baseline, before.device)) {
       skipped_devices.insert(before.device);
       continue;
     }
@@ -169,12 +172,13 @@ GateReport gate_results(const RunResults& current, const RunResults& baseline, c
     report.notes.insert(report.notes.begin(), "Timings were not compared (--no-timings): verdicts and scores only.");
   }
   for (const auto& device : compared_devices) {
-    if (o.compare_timings && !same_machine(current, baseline, device)) {
-      report.notes.insert(report.notes.begin(),
-                          fmt::format("Timings on {} were not compared: the baseline ran on {}, these results on {}. "
-                                      "A baseline from another machine gates verdicts and scores only.",
-                                      device, device_label(baseline, device), device_label(current, device)));
-    }
+    if (same_machine(current, baseline, device)) continue;
+    report.notes.insert(report.notes.begin(),
+                        fmt::format("The baseline ran on {}, these results on {}: verdicts and scores without performance "
+                                    "compared{}.",
+                                    device_label(baseline, device), device_label(current, device),
+                                    o.compare_timings ? "; timings were not, since they are only comparable on the same machine"
+                                                      : ""));
   }
   for (const auto& device : skipped_devices) {
     report.notes.push_back(fmt::format("Baseline entries on {} were not compared: no such device in these results.",

@@ -5,7 +5,8 @@
 // Scores are compared without the performance dimension, which moves with
 // timing noise; the rank tests judge timings. Timings are compared only
 // between runs on the same machine; a baseline from another machine gates
-// verdicts and scores, and the report says so.
+// (another host, another CPU or GPU model) gates verdicts and scores, and the
+// report says so.
 #pragma once
 
 #include <string>

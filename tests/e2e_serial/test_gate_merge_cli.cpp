@@ -72,7 +72,8 @@ TEST(GateCli, UnusableInputExitsWithTwo) {
   TempFolder tmp;
   ASSERT_EQ(run_cli("run softmax_topk -s cpu-fast --device cpu -q --case correctness.normal.r64.v1024.k10 -o " + tmp.path("r.json")).exit_code, 0);
   nlohmann::json other = nlohmann::json::parse(read_text_file(tmp.path("r.json")));
-  other["devices"][0]["name"] = "Some Other CPU";
+  other["devices"][0]["id"] = "cuda";
+  for (auto& entry : other["results"]) entry["device"] = "cuda";
   std::ofstream(tmp.path("other_device.json")) << other.dump();
   nlohmann::json old = nlohmann::json::parse(read_text_file(tmp.path("r.json")));
   old["schema"] = "harness.results/v0";
@@ -86,6 +87,24 @@ TEST(GateCli, UnusableInputExitsWithTwo) {
     const auto r = run_cli(fmt::format("gate {} --baseline {}", tmp.path("r.json"), baseline));
     EXPECT_EQ(r.exit_code, 2) << baseline << "\n" << r.output;
     EXPECT_NE(r.output.find(expected), std::string::npos) << r.output;
+  }
+}
+
+TEST(GateCli, ResultsFromAnotherHostAndCpuModelGateOnVerdicts) {
+  // The README's test command gates a quick run against a baseline committed
+  // from one machine; CI runs it on others (AMD or Intel, any name).
+  TempFolder tmp;
+  ASSERT_EQ(run_cli("run softmax_topk -s cpu-fast --device cpu -q --case correctness.normal.r64.v1024.k10 -o " + tmp.path("r.json")).exit_code, 0);
+  nlohmann::json other = nlohmann::json::parse(read_text_file(tmp.path("r.json")));
+  other["run"]["host"]["hostname"] = "ci-runner-7";
+  other["run"]["host"]["cpu_model"] = "Intel(R) Xeon(R) Processor";
+  other["devices"][0]["name"] = "Intel(R) Xeon(R) Processor";
+  std::ofstream(tmp.path("other_host.json")) << other.dump();
+  for (const std::string timings : {"", " --no-timings"}) {
+    const auto gate = run_cli(fmt::format("gate {} --baseline {}{}", tmp.path("other_host.json"), tmp.path("r.json"), timings));
+    EXPECT_EQ(gate.exit_code, 0) << gate.output;
+    EXPECT_NE(gate.output.find("Gate passed: no regression (1 cases, 0 timings compared)"), std::string::npos) << gate.output;
+    EXPECT_NE(gate.output.find("these results on cpu (Intel(R) Xeon(R) Processor on ci-runner-7)"), std::string::npos) << gate.output;
   }
 }
 

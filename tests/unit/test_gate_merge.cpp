@@ -137,7 +137,7 @@ TEST(Gate, AnotherMachineGatesVerdictsButNotTimings) {
   EXPECT_TRUE(report.regressions.empty());
   EXPECT_EQ(report.timings_compared, 0u);
   ASSERT_FALSE(report.notes.empty());
-  EXPECT_NE(report.notes[0].find("Timings on cpu were not compared"), std::string::npos) << report.notes[0];
+  EXPECT_NE(report.notes[0].find("timings were not"), std::string::npos) << report.notes[0];
   // Verdicts still count.
   const auto failing = results({make_case("c1", Suite::correctness, Verdict::crash), make_case("p1", Suite::perf, Verdict::pass, around(1000))}, "host-b");
   EXPECT_FALSE(gate_results(failing, before, {}).regressions.empty());
@@ -160,14 +160,50 @@ TEST(Gate, WithoutTimingsTheSameMachineGatesVerdictsAndScoresOnly) {
   EXPECT_FALSE(gate_results(failing, before, no_timings).regressions.empty());
 }
 
+TEST(Gate, AnotherCpuModelOnAnotherHostGatesVerdictsAndScores) {
+  // A baseline committed from one CI runner, results from a runner of
+  // another vendor: the verdict gate must work there, whatever the timings
+  // and the performance score did.
+  auto before = results({make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(1000))},
+                        "runner-amd", "AMD EPYC");
+  auto after = results({make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(9000))},
+                       "runner-intel", "Intel(R) Xeon(R) Processor");
+  before.entries[0].scores->dimensions["performance"] = DimensionScore{true, 95, 0.25, ""};
+  after.entries[0].scores->dimensions["performance"] = DimensionScore{true, 20, 0.25, ""};
+  for (const bool timings : {true, false}) {
+    GateOptions o;
+    o.compare_timings = timings;
+    const auto report = gate_results(after, before, o);
+    EXPECT_TRUE(report.regressions.empty()) << render_gate_markdown(report, o);
+    EXPECT_EQ(report.cases_compared, 2u);
+    EXPECT_EQ(report.timings_compared, 0u);
+    const std::string notes = render_gate_markdown(report, o);
+    EXPECT_NE(notes.find("cpu (AMD EPYC on runner-amd), these results on cpu (Intel(R) Xeon(R) Processor on runner-intel)"),
+              std::string::npos) << notes;
+  }
+  const auto crashing = results({make_case("c1", Suite::correctness, Verdict::crash), make_case("p1", Suite::perf, Verdict::pass, around(1000))},
+                                "runner-intel", "Intel(R) Xeon(R) Processor");
+  GateOptions no_timings;
+  no_timings.compare_timings = false;
+  const auto report = gate_results(crashing, before, no_timings);
+  ASSERT_EQ(report.regressions.size(), 3u) << render_gate_markdown(report, no_timings);
+  EXPECT_EQ(report.regressions[0].what, "newly failing");
+  EXPECT_EQ(report.regressions[1].what, "score drop");  // overall without performance
+  EXPECT_EQ(report.regressions[2].what, "score drop");  // correctness
+}
+
 TEST(Gate, NothingComparableIsUnusableInput) {
   const auto cpu = results({make_case("c1", Suite::correctness, Verdict::pass)}, "a", "AMD EPYC");
-  const auto other = results({make_case("c1", Suite::correctness, Verdict::pass)}, "a", "Intel Xeon");
+  auto gpu = results({make_case("c1", Suite::correctness, Verdict::pass)}, "a", "NVIDIA H100");
+  gpu.devices[0].id = "cuda";
+  gpu.devices[0].kind = "cuda";
+  gpu.entries[0].device = "cuda";
   try {
-    gate_results(other, cpu, {});
+    gate_results(gpu, cpu, {});
     FAIL() << "expected UsageError";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("nothing to compare: the baseline ran on cpu (AMD EPYC"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nothing to compare: the baseline ran on cpu (AMD EPYC on a) and these results on cuda (NVIDIA H100"),
+              std::string::npos) << e.what();
   }
 }
 
