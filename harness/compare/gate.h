@@ -4,7 +4,7 @@
 // measured noise (a one-sided Mann-Whitney test on the timing samples).
 // Scores are compared without the performance dimension, which moves with
 // timing noise; the rank tests judge timings. Timings are compared only
-// between runs on the same machine; a baseline from another machine gates
+// between runs on the same machine; a baseline from another machine
 // (another host, another CPU or GPU model) gates verdicts and scores, and the
 // report says so.
 #pragma once
