@@ -1,7 +1,7 @@
 // harness run [CHALLENGE...] [-s SUBMISSION...] [--device cpu|cuda|all]
 //   [--suite ...] [--case ID] [--seed N] [--quick] [--timeout S]
 //   [--shard I/N] [-o results.json] [--md report.md] [--junit junit.xml]
-//   [--with-mutants] [--quiet|--verbose]
+//   [--with-mutants] [--measure-peak] [--quiet|--verbose]
 #include <memory>
 
 #include "harness/cli/commands.h"
@@ -27,6 +27,7 @@ struct RunArguments {
   bool with_mutants = false;
   bool quiet = false;
   bool verbose = false;
+  bool measure_peak = false;
 };
 
 }  // namespace
@@ -47,6 +48,8 @@ void add_run_command(CLI::App& app, CommandLine& command_line) {
   run->add_option("--md", args->markdown, "Also write the Markdown report here");
   run->add_option("--junit", args->junit, "Also write JUnit XML here");
   run->add_flag("--with-mutants", args->with_mutants, "Also run the mutants and negative controls (never ranked)");
+  run->add_flag("--measure-peak", args->measure_peak,
+                "Measure each device's peak bandwidth again (and store it) instead of using this host's cached one");
   run->add_flag("-q,--quiet", args->quiet, "Print only errors");
   run->add_flag("-v,--verbose", args->verbose, "Print every case");
   run->callback([args, seed, &command_line] {
@@ -61,6 +64,7 @@ void add_run_command(CLI::App& app, CommandLine& command_line) {
       options.selection.with_mutants = args->with_mutants;
       if (!args->shard.empty()) options.selection.shard = parse_shard(args->shard);
       options.seed_given = seed->count() > 0;
+      options.measure_peak = args->measure_peak;
       options.settings.seed = options.seed_given ? args->seed : fresh_seed();
       options.settings.quick = args->quick;
       options.settings.call_timeout_s = args->timeout;

@@ -9,6 +9,7 @@
 #include "harness/core/clock.h"
 #include "harness/core/files.h"
 #include "harness/core/system_info.h"
+#include "harness/device/peak_cache.h"
 #include "harness/report/format.h"
 #include "harness/report/junit_report.h"
 #include "harness/report/markdown_report.h"
@@ -61,17 +62,20 @@ RunResults run_session(const SessionOptions& options) {
   for (const auto& note : plan.notes) std::fprintf(stderr, "harness: %s\n", note.c_str());
   if (plan.entries.empty()) std::fprintf(stderr, "harness: nothing to run for this selection\n");
 
-  // Measure each device the plan uses once; the peak goes into the results.
+  // Each device the plan uses gets its peak once: this host's cached
+  // measurement, or one taken now (and cached).
   for (DeviceInfo& d : devices) {
     bool used = false;
     for (const auto& e : plan.entries) used = used || e.device == &d;
     if (!used) continue;
-    if (!quiet) std::fprintf(stderr, "harness: measuring the bandwidth of %s (%s)...\n", d.id.c_str(), d.name.c_str());
-    d.peak = measure_peak(d, options.selection.quick);
+    if (!quiet && options.measure_peak) std::fprintf(stderr, "harness: measuring the bandwidth of %s (%s)...\n", d.id.c_str(), d.name.c_str());
+    std::string note;
+    d.peak = obtain_peak(d, options.selection.quick, options.measure_peak ? PeakSource::measure : PeakSource::cache, note);
     if (!quiet) {
-      std::fprintf(stderr, "harness: %s peak: copy %s, read %s (%s)\n", d.id.c_str(),
+      std::fprintf(stderr, "harness: %s peak: copy %s, read %s, write %s; %s\n", d.id.c_str(),
                    format_bandwidth(d.peak->copy_bytes_per_second).c_str(),
-                   format_bandwidth(d.peak->read_bytes_per_second).c_str(), d.peak->method.c_str());
+                   format_bandwidth(d.peak->read_bytes_per_second).c_str(),
+                   format_bandwidth(d.peak->write_bytes_per_second).c_str(), note.c_str());
     }
   }
 

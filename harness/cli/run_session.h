@@ -22,6 +22,7 @@ struct SessionOptions {
   Verbosity verbosity = Verbosity::normal;
   std::string command_line;
   bool seed_given = false;
+  bool measure_peak = false;  // measure each device's peak again instead of using the cached one
 };
 
 RunResults run_session(const SessionOptions& options);

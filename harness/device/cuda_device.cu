@@ -117,6 +117,7 @@ PeakBandwidth measure_cuda_peak(int device_index, bool quick) {
   EventPair events;
   float best_copy = 1e30f;
   float best_read = 1e30f;
+  float best_write = 1e30f;
   for (int r = 0; r < repetitions + 1; ++r) {  // the first round warms up
     DEVICE_CUDA_CHECK(cudaEventRecord(events.start));
     DEVICE_CUDA_CHECK(cudaMemcpyAsync(target, source, bytes, cudaMemcpyDeviceToDevice));
@@ -128,9 +129,15 @@ PeakBandwidth measure_cuda_peak(int device_index, bool quick) {
     DEVICE_CUDA_CHECK(cudaGetLastError());
     DEVICE_CUDA_CHECK(cudaEventRecord(events.stop));
     const float read_ms = events.milliseconds();
+
+    DEVICE_CUDA_CHECK(cudaEventRecord(events.start));
+    DEVICE_CUDA_CHECK(cudaMemsetAsync(target, r & 0xff, bytes));
+    DEVICE_CUDA_CHECK(cudaEventRecord(events.stop));
+    const float write_ms = events.milliseconds();
     if (r > 0) {
       best_copy = std::min(best_copy, copy_ms);
       best_read = std::min(best_read, read_ms);
+      best_write = std::min(best_write, write_ms);
     }
   }
   cudaFree(source);
@@ -140,8 +147,10 @@ PeakBandwidth measure_cuda_peak(int device_index, bool quick) {
   peak.method = "cudaMemcpy device-to-device";
   peak.copy_bytes_per_second = 2.0 * static_cast<double>(bytes) / (best_copy * 1e-3);
   peak.read_bytes_per_second = static_cast<double>(bytes) / (best_read * 1e-3);
+  peak.write_bytes_per_second = static_cast<double>(bytes) / (best_write * 1e-3);
   peak.buffer_bytes = static_cast<double>(bytes);
   peak.repetitions = repetitions;
+  peak.quick = quick;
   return peak;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "harness/core/clock.h"
 #include "harness/core/error.h"
 #include "harness/core/system_info.h"
 
@@ -27,9 +28,16 @@ std::vector<DeviceInfo> discover_devices() {
 
 PeakBandwidth measure_peak(const DeviceInfo& device, bool quick) {
   HARNESS_CHECK(device.available, "device {} is not available: {}", device.id, device.unavailable_reason);
-  if (device.kind == "cpu") return measure_cpu_peak(device.cache_bytes, quick);
-  if (device.kind == "cuda") return measure_cuda_peak(device.index, quick);
-  HARNESS_FAIL("unknown device kind '{}'", device.kind);
+  PeakBandwidth peak;
+  if (device.kind == "cpu") {
+    peak = measure_cpu_peak(device.cache_bytes, quick);
+  } else if (device.kind == "cuda") {
+    peak = measure_cuda_peak(device.index, quick);
+  } else {
+    HARNESS_FAIL("unknown device kind '{}'", device.kind);
+  }
+  peak.measured_at = utc_timestamp();
+  return peak;
 }
 
 }  // namespace harness

@@ -13,9 +13,13 @@ struct PeakBandwidth {
   std::string method;                // how `copy` was measured
   double copy_bytes_per_second = 0;  // bytes read + written per second: "the peak"
   double read_bytes_per_second = 0;  // a read-only sweep of the same memory
+  double write_bytes_per_second = 0; // a write-only fill of the same memory (0: not measured)
   double buffer_bytes = 0;           // size of each array
   int repetitions = 0;               // best of this many
   int threads = 0;                   // cpu: threads used
+  bool quick = false;                // smaller arrays, fewer repetitions
+  std::string measured_at;           // UTC time of the measurement
+  std::string cached_from;           // the cache file it was read from; empty: measured by this process
 
   // The speed of light: no correct implementation moves its byte model
   // faster than this. Read-heavy kernels can beat a copy (no write traffic),

@@ -13,6 +13,15 @@ namespace harness {
 
 namespace {
 
+// How and when the peak was measured, and whether this run measured it or
+// used the host's cached figure: scores move with it.
+std::string peak_provenance(const PeakBandwidth& p) {
+  std::string text = fmt::format("peak by {}{}", p.method, p.quick ? " (quick)" : "");
+  if (!p.measured_at.empty()) text += fmt::format(", measured {}", p.measured_at);
+  if (!p.cached_from.empty()) text += " (this host's cached figure)";
+  return text;
+}
+
 bool is_mutant_like(const EntryResult& e) { return is_unranked_role(e.submission.role); }
 
 std::string title_of(const std::string& challenge) {
@@ -80,21 +89,22 @@ void environment(std::string& out, const ReportInput& input) {
     out += fmt::format("  - host {}: {}, {} logical cores, {} memory, {}\n", run.host.hostname, run.host.cpu_model,
                        run.host.logical_cores, format_bytes(static_cast<double>(run.host.memory_bytes)), run.host.os);
   }
-  out += "\n| Device | Name | Units | Memory | Cache | Copy peak | Read peak | Ceiling | Details |\n"
-         "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
+  out += "\n| Device | Name | Units | Memory | Cache | Copy peak | Read peak | Write peak | Ceiling | Details |\n"
+         "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
   for (const auto& d : input.combined.devices) {
     if (!d.available) {
-      out += fmt::format("| {} | not available | | | | | | | {} |\n", d.id, markdown_cell(d.unavailable_reason));
+      out += fmt::format("| {} | not available | | | | | | | | {} |\n", d.id, markdown_cell(d.unavailable_reason));
       continue;
     }
     std::string details = d.kind == "cuda" ? fmt::format("sm {}, driver {}, runtime {}", d.compute_capability,
                                                          d.driver_version, d.runtime_version)
                                            : "";
-    if (d.peak) details += fmt::format("{}peak by {}", details.empty() ? "" : "; ", d.peak->method);
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", d.id, d.name, d.compute_units,
+    if (d.peak) details += fmt::format("{}{}", details.empty() ? "" : "; ", peak_provenance(*d.peak));
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", d.id, d.name, d.compute_units,
                        format_bytes(static_cast<double>(d.memory_bytes)), format_bytes(static_cast<double>(d.cache_bytes)),
                        d.peak ? format_bandwidth(d.peak->copy_bytes_per_second) : "-",
                        d.peak ? format_bandwidth(d.peak->read_bytes_per_second) : "-",
+                       d.peak && d.peak->write_bytes_per_second > 0 ? format_bandwidth(d.peak->write_bytes_per_second) : "-",
                        d.peak ? format_bandwidth(d.peak->ceiling_bytes_per_second()) : "-", details);
   }
   out += "\n";

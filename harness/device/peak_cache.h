@@ -1,0 +1,42 @@
+// The measured peak of each device, kept per host between invocations.
+//
+// Measuring a peak takes seconds and gigabytes, and on a shared machine the
+// figure moves from one measurement to the next, moving every performance
+// score with it. So a run uses the measurement stored for this device on
+// this host (same host name, device name, core count and memory, same
+// measuring method), and measures only when there is none; `harness peak`
+// and `run --measure-peak` measure again and replace it. The results and the
+// report say when and how the peak they use was measured, and from where.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "harness/core/system_info.h"
+#include "harness/device/device_info.h"
+
+namespace harness {
+
+// $HARNESS_CACHE_DIR, else $XDG_CACHE_HOME/kernel-harness, else
+// $HOME/.cache/kernel-harness; the file is peaks.json there.
+std::string peak_cache_path();
+
+// What identifies "this device on this host" for a stored peak.
+std::string peak_cache_key(const DeviceInfo& device, const HostInfo& host);
+
+// The stored peak for `key`, if any; a quick measurement does not serve a
+// run that wants a full one. A cache that cannot be read is reported in
+// `problem` and treated as empty: it can only cost a measurement.
+std::optional<PeakBandwidth> read_cached_peak(const std::string& path, const std::string& key, bool full_wanted,
+                                              std::string& problem);
+
+// Replaces the entry for `key`, keeping the others; atomic.
+void store_cached_peak(const std::string& path, const std::string& key, const PeakBandwidth& peak);
+
+enum class PeakSource { cache, measure };
+
+// The peak a run uses on `device`: the cached one, or measured now and
+// stored. `note` says which (and any cache problem), for the console.
+PeakBandwidth obtain_peak(const DeviceInfo& device, bool quick, PeakSource preferred, std::string& note);
+
+}  // namespace harness
