@@ -10,7 +10,7 @@
 namespace harness {
 
 Comparison compare_to_reference(const float* got, const double* reference, size_t n, const Tolerance& tolerance,
-                                const ErrorScale* scale) {
+                                const ErrorScale* scale, const Conditioning* conditioning) {
   Comparison c;
   c.elements = n;
   double squared_error = 0, squared_reference = 0, squared_got = 0;
@@ -20,7 +20,13 @@ Comparison compare_to_reference(const float* got, const double* reference, size_
     c.scale = std::max(c.scale, scale->value);
     c.scale_label = scale->label;
   }
-  const double absolute = tolerance.scale_atol * c.scale;
+  if (conditioning && tolerance.float32_factor > 0) {
+    c.sensitivity = conditioning->sensitivity;
+    c.conditioning_label = conditioning->label;
+    c.float32_allowance = tolerance.float32_factor * kFloat32Epsilon * conditioning->sensitivity;
+  }
+  const double absolute = tolerance.scale_atol * c.scale + c.float32_allowance;
+  c.allowed_absolute_error = absolute;
   double worst_excess = -INFINITY;
   for (size_t i = 0; i < n; ++i) {
     const double g = got[i];
@@ -58,8 +64,11 @@ Comparison compare_to_reference(const float* got, const double* reference, size_
 
 std::string Comparison::describe(const std::string& name, const std::vector<int64_t>& shape, const Tolerance& t) const {
   const bool own_scale = scale_label != "max|ref|";
-  return fmt::format("{}: {} of {} elements beyond {:g}*{} + {:g}*|ref|{}{}; worst at {}: {:.9g} vs float64 {:.9g} (allowed {:.3g})",
-                     name, violations, elements, t.scale_atol, own_scale ? "S" : "max|ref|", t.rtol,
+  const std::string conditioned =
+      float32_allowance > 0 ? fmt::format(" + {:g}*eps32*F (F = {} = {:.3g})", t.float32_factor, conditioning_label, sensitivity)
+                            : "";
+  return fmt::format("{}: {} of {} elements beyond {:g}*{}{} + {:g}*|ref|{}{}; worst at {}: {:.9g} vs float64 {:.9g} (allowed {:.3g})",
+                     name, violations, elements, t.scale_atol, own_scale ? "S" : "max|ref|", conditioned, t.rtol,
                      own_scale ? fmt::format(" (S = max(max|ref|, {}) = {:.3g})", scale_label, scale) : "",
                      non_finite ? fmt::format(" ({} NaN or inf)", non_finite) : "", format_index(worst_index, shape),
                      worst_got, worst_reference, worst_bound);
@@ -72,6 +81,16 @@ void Comparison::add_metrics(nlohmann::json& metrics, const std::string& name) c
   metrics[name + "_max_scaled_error"] = finite(max_scaled_error);
   metrics[name + "_normwise_error"] = finite(normwise_error);
   metrics[name + "_violations"] = violations;
+  if (float32_allowance > 0) {
+    metrics[name + "_sensitivity"] = finite(sensitivity);
+    // Both ends in absolute units: a zero reference (constant rows) has no S.
+    const double ideal = std::max(kFloat32Epsilon * scale, 1e-300);
+    const double allowed = allowed_absolute_error;
+    double loss = 1;
+    if (allowed > ideal) loss = std::log(std::max(max_abs_error, ideal) / ideal) / std::log(allowed / ideal);
+    loss = std::clamp(std::isfinite(loss) ? loss : 1.0, 0.0, 1.0);
+    metrics["precision_loss"] = std::max(metrics.value("precision_loss", 0.0), loss);
+  }
 }
 
 }  // namespace harness

@@ -38,11 +38,22 @@ void per_row_block(const LnCase& c, const float* x, const float* second, Body bo
 
 std::vector<double> widen(const float* values, size_t n) { return std::vector<double>(values, values + n); }
 
+// Any float32 layer norm rounds each row's mean, and x - mean then carries
+// an error of about eps32 * |mean|, which moves every xhat of the row by
+// eps32 * kappa, kappa = |mean| * rstd, however carefully the rest is done
+// (the two-pass float32 control measures 1.7 eps32 * |mean| * rstd at
+// offsets 1e3 to 1e6). To first order that moves y by gamma * eps32 * kappa,
+// dgamma by the sum over rows of dy * eps32 * kappa, and dx (whose g - mean(g)
+// does not see it) by rstd * eps32 * kappa * (mean(g * xhat) + xhat * mean(g)).
+double row_kappa(double mean, double rstd) { return std::fabs(mean) * rstd; }
+
 // Compares one tensor and folds it into the report.
 void compare(harness::CheckReport& report, const std::string& name, const float* got, const std::vector<double>& reference,
-             const std::vector<int64_t>& shape, const Tolerances& tolerances, const harness::ErrorScale* scale = nullptr) {
+             const std::vector<int64_t>& shape, const Tolerances& tolerances, const harness::ErrorScale* scale = nullptr,
+             const harness::Conditioning* conditioning = nullptr) {
   const harness::Tolerance& tolerance = tolerances.at(name);
-  const harness::Comparison c = harness::compare_to_reference(got, reference.data(), reference.size(), tolerance, scale);
+  const harness::Comparison c =
+      harness::compare_to_reference(got, reference.data(), reference.size(), tolerance, scale, conditioning);
   c.add_metrics(report.metrics, name);
   const double worst = report.metrics.value("worst_scaled_error", 0.0);
   report.metrics["worst_scaled_error"] = std::max(worst, report.metrics[name + "_max_scaled_error"].get<double>());
@@ -58,11 +69,19 @@ harness::CheckReport check_forward(const LnCase& c, const float* x, const float*
                                    const Tolerances& tolerances) {
   const std::vector<double> gamma64 = widen(gamma, static_cast<size_t>(c.dim)), beta64 = widen(beta, static_cast<size_t>(c.dim));
   std::vector<double> y_ref(static_cast<size_t>(c.rows * c.dim));
-  per_row_block(c, x, nullptr, [&](size_t, int64_t first, int64_t count, const double* x64, const double*) {
+  std::vector<double> block_kappa(block_count(c), 0.0);
+  per_row_block(c, x, nullptr, [&](size_t b, int64_t first, int64_t count, const double* x64, const double*) {
     reference::layernorm_forward(x64, gamma64.data(), beta64.data(), count, c.dim, c.eps, y_ref.data() + first * c.dim);
+    double mean[kBlockRows], rstd[kBlockRows];
+    reference::layernorm_statistics(x64, count, c.dim, c.eps, mean, rstd);
+    for (int64_t r = 0; r < count; ++r) block_kappa[b] = std::max(block_kappa[b], row_kappa(mean[r], rstd[r]));
   });
+  double gamma_max = 0;
+  for (double g : gamma64) gamma_max = std::max(gamma_max, std::fabs(g));
+  const double kappa = block_kappa.empty() ? 0.0 : *std::max_element(block_kappa.begin(), block_kappa.end());
+  const harness::Conditioning y_conditioning{kappa * gamma_max, "max|gamma| * max(|mean| * rstd)"};
   harness::CheckReport report;
-  compare(report, "y", y, y_ref, {c.rows, c.dim}, tolerances);
+  compare(report, "y", y, y_ref, {c.rows, c.dim}, tolerances, nullptr, &y_conditioning);
   return report;
 }
 
@@ -80,6 +99,10 @@ harness::CheckReport check_backward(const LnCase& c, const float* dy, const floa
   // float32 backward is off by a rounding of the terms. So dx's scale is
   // the largest term, max rstd * |g|, when that exceeds max |dx|.
   std::vector<double> term_scale(blocks, 0.0);
+  std::vector<double> dx_sensitivity(blocks, 0.0);
+  // Per block, per column: sum over rows of |dy| * kappa, what rounded means
+  // can add to dgamma.
+  std::vector<std::vector<double>> dgamma_spread(blocks, std::vector<double>(dim, 0.0));
   per_row_block(c, x, dy, [&](size_t b, int64_t first, int64_t count, const double* x64, const double* dy64) {
     reference::layernorm_backward(dy64, x64, gamma64.data(), count, c.dim, c.eps, dx_ref.data() + first * c.dim,
                                   dgamma_parts[b].data(), dbeta_parts[b].data());
@@ -87,8 +110,21 @@ harness::CheckReport check_backward(const LnCase& c, const float* dy, const floa
     reference::layernorm_statistics(x64, count, c.dim, c.eps, mean, rstd);
     for (int64_t r = 0; r < count; ++r) {
       const double* dy_row = dy64 + r * c.dim;
-      for (int64_t j = 0; j < c.dim; ++j)
-        term_scale[b] = std::max(term_scale[b], rstd[r] * std::fabs(dy_row[j] * gamma64[static_cast<size_t>(j)]));
+      const double* x_row = x64 + r * c.dim;
+      const double kappa = row_kappa(mean[r], rstd[r]);
+      double g_sum = 0, g_xhat_sum = 0, xhat_max = 0;
+      for (int64_t j = 0; j < c.dim; ++j) {
+        const double g = dy_row[j] * gamma64[static_cast<size_t>(j)];
+        const double xhat = (x_row[j] - mean[r]) * rstd[r];
+        term_scale[b] = std::max(term_scale[b], rstd[r] * std::fabs(g));
+        dgamma_spread[b][static_cast<size_t>(j)] += std::fabs(dy_row[j]) * kappa;
+        g_sum += g;
+        g_xhat_sum += g * xhat;
+        xhat_max = std::max(xhat_max, std::fabs(xhat));
+      }
+      const double n = static_cast<double>(c.dim);
+      dx_sensitivity[b] = std::max(dx_sensitivity[b],
+                                   rstd[r] * kappa * (std::fabs(g_xhat_sum / n) + xhat_max * std::fabs(g_sum / n)));
     }
   });
   for (size_t b = 0; b < blocks; ++b) {
@@ -99,9 +135,19 @@ harness::CheckReport check_backward(const LnCase& c, const float* dy, const floa
   }
   const double largest_term = term_scale.empty() ? 0.0 : *std::max_element(term_scale.begin(), term_scale.end());
   const harness::ErrorScale dx_scale{largest_term, "max rstd*|dy*gamma|"};
+  const harness::Conditioning dx_conditioning{
+      dx_sensitivity.empty() ? 0.0 : *std::max_element(dx_sensitivity.begin(), dx_sensitivity.end()),
+      "max rstd * |mean| * rstd * (|mean(g*xhat)| + max|xhat| * |mean(g)|)"};
+  double spread = 0;
+  for (size_t j = 0; j < dim; ++j) {
+    double column = 0;
+    for (size_t b = 0; b < blocks; ++b) column += dgamma_spread[b][j];
+    spread = std::max(spread, column);
+  }
+  const harness::Conditioning dgamma_conditioning{spread, "max over columns of sum over rows |dy| * |mean| * rstd"};
   harness::CheckReport report;
-  compare(report, "dx", dx, dx_ref, {c.rows, c.dim}, tolerances, &dx_scale);
-  compare(report, "dgamma", dgamma, dgamma_ref, {c.dim}, tolerances);
+  compare(report, "dx", dx, dx_ref, {c.rows, c.dim}, tolerances, &dx_scale, &dx_conditioning);
+  compare(report, "dgamma", dgamma, dgamma_ref, {c.dim}, tolerances, nullptr, &dgamma_conditioning);
   compare(report, "dbeta", dbeta, dbeta_ref, {c.dim}, tolerances);
   return report;
 }

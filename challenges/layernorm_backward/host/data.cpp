@@ -18,7 +18,10 @@ void fill_row(const LnCase& c, harness::Rng& rng, float* x, float* dy) {
       case Data::constant: v = row_value; break;
       case Data::tiny: v = rng.normal(0.0, 1e-4); break;
       case Data::offset: v = rng.normal(c.amount, 1.0); break;
-      case Data::huge: v = rng.normal() * 1e18; break;
+      // Squares near 1e34: a float32 sum of squares over a row holds them
+      // (a sound float32 two-pass variance must not overflow), a float32
+      // square of the raw sum does not.
+      case Data::huge: v = rng.normal() * 1e17; break;
       case Data::scaled: v = rng.normal() * 1000.0; break;
     }
     x[j] = static_cast<float>(v);

@@ -143,7 +143,8 @@ class LayerNormChallenge : public harness::Challenge {
   Tolerances tolerances_from_config() const {
     Tolerances t;
     for (const auto& [name, value] : config().tolerances.items()) {
-      t[name] = harness::Tolerance{value.at("rtol").get<double>(), value.at("scale_atol").get<double>()};
+      t[name] = harness::Tolerance{value.at("rtol").get<double>(), value.at("scale_atol").get<double>(),
+                                   value.value("float32_factor", 0.0)};
     }
     return t;
   }
