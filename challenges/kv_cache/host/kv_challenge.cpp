@@ -72,7 +72,8 @@ class KvCacheChallenge : public harness::Challenge {
         {"fp32", KV_CACHE_FORMAT_FP32}, {"fp16", KV_CACHE_FORMAT_FP16}, {"int8", KV_CACHE_FORMAT_INT8}};
     for (const auto& [name, format] : formats) {
       const auto& value = config.at(name);
-      t[format] = harness::Tolerance{value.at("rtol").get<double>(), value.at("scale_atol").get<double>()};
+      t[format] = harness::Tolerance{value.at("rtol").get<double>(), value.at("scale_atol").get<double>(),
+                                     value.value("float32_factor", 0.0)};
     }
     return t;
   }

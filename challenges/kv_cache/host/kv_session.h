@@ -73,6 +73,9 @@ class KvSession {
   harness::SharedTensor& pooled(const std::string& name, int64_t rows, int64_t heads);
   void fill(float* data, int64_t rows, int64_t heads, uint64_t seed, double scale) const;
   nlohmann::json attend_scalars(int32_t layer, const std::vector<Query>& batch) const;
+  // What rounded float32 scores alone can do to the output (see the .cpp).
+  harness::Conditioning attention_conditioning(int32_t layer, const std::vector<Query>& batch, const float* q,
+                                               size_t rows) const;
   void check_attention(int32_t layer, const std::vector<Query>& batch, const float* q, const float* out,
                        const std::string& what);
   std::string where() const;
