@@ -57,7 +57,7 @@ namespace {
 std::vector<const EntryResult*> stability_columns(const Group& g) {
   std::vector<const EntryResult*> columns = g.ranked;
   for (const auto* e : g.mutants) {
-    if (e->submission.role != "mutant") continue;
+    if (e->submission.role != "mutant" && e->submission.role != "float32-control") continue;
     const bool ran = std::any_of(e->cases.begin(), e->cases.end(), [](const CaseResult& c) {
       return c.suite == Suite::stability && c.verdict != Verdict::build_failed;
     });
@@ -93,7 +93,22 @@ void stability(std::string& out, const Group& g) {
     }
     out += "\n";
   }
-  out += "\n";
+  // The precision tier each reached (scoring.cpp, graded_stability).
+  out += "| precision |";
+  for (const auto* e : columns) {
+    std::string tier;
+    if (e->scores) {
+      const auto it = e->scores->dimensions.find("stability");
+      if (it != e->scores->dimensions.end()) {
+        const auto cut = it->second.detail.find("; ");
+        tier = cut == std::string::npos ? "" : it->second.detail.substr(cut + 2);
+      }
+    }
+    out += fmt::format(" {} |", tier.empty() ? "-" : markdown_cell(tier));
+  }
+  out += "\n\nPrecision loss: where a case's error sits between the float64 ideal (0: the rounding of the result "
+         "itself) and the bound of sound float32 arithmetic on that input (1), on a log scale; beyond 1 is "
+         "`wrong_answer`. The stability score gives 100 at 0 and 50 at 1.\n\n";
   // Error against a numeric parameter (e.g. the data's offset), when the
   // challenge names one: a line per submission.
   const std::string param = settings.contains("stability_series") ? settings["stability_series"].value("param", "") : "";

@@ -37,6 +37,36 @@ DimensionScore pass_rate(const EntryResult& entry, Suite suite) {
   return d;
 }
 
+// Stability is graded, not only passed: a case whose check measured its
+// precision (metric "precision_loss", see error_metrics.h) scores 100 at the
+// float64 ideal and 50 at the bound of sound float32 arithmetic, on a log
+// scale between; a failed case scores 0. The tier names the worst case.
+constexpr double kFloat64GradeLoss = 0.25;
+
+DimensionScore graded_stability(const EntryResult& entry) {
+  DimensionScore d = pass_rate(entry, Suite::stability);
+  double sum = 0, worst_loss = 0;
+  size_t judged_count = 0, graded = 0;
+  bool failed = false;
+  for (const auto& c : entry.cases) {
+    if (c.suite != Suite::stability || !judged(c.verdict)) continue;
+    ++judged_count;
+    if (c.verdict != Verdict::pass) {
+      failed = true;
+      continue;
+    }
+    const double loss = std::clamp(c.metrics.value("precision_loss", 0.0), 0.0, 1.0);
+    if (c.metrics.contains("precision_loss")) ++graded;
+    worst_loss = std::max(worst_loss, loss);
+    sum += 100.0 - 50.0 * loss;
+  }
+  if (judged_count == 0 || graded == 0) return d;
+  d.score = sum / static_cast<double>(judged_count);
+  const char* tier = failed ? "beyond float32 on some input" : worst_loss <= kFloat64GradeLoss ? "float64-grade" : "float32-sound";
+  d.detail += fmt::format("; {}, precision loss {:.2f}", tier, worst_loss);
+  return d;
+}
+
 const CaseResult* find_case(const EntryResult& entry, const std::string& id) {
   for (const auto& c : entry.cases) {
     if (c.id == id) return &c;
@@ -111,7 +141,7 @@ Scores score_entry(const EntryResult& entry, const EntryResult* baseline) {
   Scores s;
   s.dimensions["correctness"] = pass_rate(entry, Suite::correctness);
   s.dimensions["edge_cases"] = pass_rate(entry, Suite::edge);
-  s.dimensions["stability"] = pass_rate(entry, Suite::stability);
+  s.dimensions["stability"] = graded_stability(entry);
   s.dimensions["performance"] = performance(entry, baseline, config.performance, s.notes);
   s.dimensions["completeness"] = completeness(entry);
   for (auto& [name, d] : challenge.extra_dimensions(entry)) s.dimensions[name] = d;
