@@ -1,5 +1,8 @@
 #include "harness/results/results_json.h"
 
+#include <set>
+#include <tuple>
+
 #include "harness/core/error.h"
 #include "harness/core/files.h"
 
@@ -264,6 +267,30 @@ json to_json(const RunResults& r) {
               {"results", entries}};
 }
 
+namespace {
+
+// One entry per (challenge, submission, device) and one result per case id
+// within it: a file edited by hand or concatenated from two runs would
+// otherwise count a case twice in scores, reports and gates.
+void check_unique_entries_and_cases(const RunResults& r) {
+  std::set<std::tuple<std::string, std::string, std::string>> entries;
+  for (const EntryResult& e : r.entries) {
+    if (!entries.emplace(e.challenge, e.submission.name, e.device).second) {
+      throw UsageError(fmt::format("the entry of {} / {} on {} appears more than once", e.challenge, e.submission.name,
+                                   e.device));
+    }
+    std::set<std::string> ids;
+    for (const CaseResult& c : e.cases) {
+      if (!ids.insert(c.id).second) {
+        throw UsageError(fmt::format("case {} appears more than once in the entry of {} / {} on {}", c.id, e.challenge,
+                                     e.submission.name, e.device));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 RunResults results_from_json(const json& document, const std::string& origin) {
   if (!document.is_object() || !document.contains("schema")) {
     throw UsageError(fmt::format("{}: not a results file (no \"schema\" field)", origin));
@@ -298,6 +325,7 @@ RunResults results_from_json(const json& document, const std::string& origin) {
       if (e.contains("scores") && !e["scores"].is_null()) entry.scores = scores_from_json(e["scores"]);
       r.entries.push_back(std::move(entry));
     }
+    check_unique_entries_and_cases(r);
     return r;
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(fmt::format("{}: malformed results: {}", origin, e.what()));

@@ -46,7 +46,8 @@ struct RunPlan {
 };
 
 // Throws UsageError when the selection names something that does not
-// exist (a challenge, submission, case or device).
+// exist (a challenge, submission, case or device), or when a shard of a
+// non-empty selection gets no case.
 RunPlan make_plan(const RunSelection& selection, const Catalog& catalog, const std::vector<DeviceInfo>& devices);
 
 // "2/8" -> (2, 8); throws UsageError unless 1 <= I <= N.
