@@ -60,6 +60,7 @@ void add_run_command(CLI::App& app, CommandLine& command_line) {
       options.selection.case_ids = args->cases;
       options.selection.quick = args->quick;
       options.selection.with_mutants = args->with_mutants;
+      options.selection.judge_without_device = true;
       if (!args->shard.empty()) options.selection.shard = parse_shard(args->shard);
       options.seed_given = seed->count() > 0;
       options.settings.seed = options.seed_given ? parse_seed(args->seed) : fresh_seed();

@@ -115,7 +115,7 @@ RunResults run_session(const SessionOptions& options) {
   for (DeviceInfo& d : devices) {
     bool used = false;
     for (const auto& e : plan.entries) used = used || e.device == &d;
-    if (!used) continue;
+    if (!used || !d.available) continue;
     if (!quiet) std::fprintf(stderr, "harness: measuring the bandwidth of %s (%s)...\n", d.id.c_str(), d.name.c_str());
     d.peak = measure_peak(d, options.selection.quick);
     if (!quiet) {

@@ -247,7 +247,8 @@ json to_json(const RunResults& r) {
     entries.push_back(json{{"challenge", e.challenge},
                            {"submission", to_json(e.submission)},
                            {"device", e.device},
-                           {"build", json{{"status", e.build.status}, {"reason", e.build.reason}, {"log_excerpt", e.build.log_excerpt}}},
+                           {"build", json{{"status", e.build.status}, {"reason", e.build.reason}, {"log_excerpt", e.build.log_excerpt},
+                                     {"log", e.build.log_path}}},
                            {"cases", cases},
                            {"scores", e.scores ? to_json(*e.scores) : json(nullptr)}});
   }
@@ -321,6 +322,7 @@ RunResults results_from_json(const json& document, const std::string& origin) {
       entry.build.status = build.value("status", "ok");
       entry.build.reason = build.value("reason", "");
       entry.build.log_excerpt = build.value("log_excerpt", "");
+      entry.build.log_path = build.value("log", "");
       for (const auto& c : e.at("cases")) entry.cases.push_back(case_from_json(c));
       if (e.contains("scores") && !e["scores"].is_null()) entry.scores = scores_from_json(e["scores"]);
       r.entries.push_back(std::move(entry));

@@ -142,7 +142,15 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
     if (s.device != "all" && d.kind != s.device) continue;
     if (!d.available) {
       if (s.device == d.kind) throw UsageError(fmt::format("--device {}: {}", d.kind, d.unavailable_reason));
-      plan.notes.push_back(fmt::format("{} submissions not run: {}", d.kind, d.unavailable_reason));
+      if (s.judge_without_device) {
+        // A CPU-only CI machine still judges what it can of these: whether
+        // they build. Their cases are recorded as not run, or build_failed.
+        plan.notes.push_back(fmt::format("no {} device ({}): {} submissions are judged on their build only", d.kind,
+                                         d.unavailable_reason, d.kind));
+        devices.push_back(&d);
+      } else {
+        plan.notes.push_back(fmt::format("{} submissions not run: {}", d.kind, d.unavailable_reason));
+      }
       continue;
     }
     devices.push_back(&d);
