@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "harness/cli/argument_checks.h"
 #include "harness/cli/commands.h"
 #include "harness/compare/gate.h"
 #include "harness/core/files.h"
@@ -21,6 +22,7 @@ struct GateArguments {
 };
 
 int gate(const GateArguments& args) {
+  if (!args.output.empty()) check_output_path("-o", args.output);
   const RunResults current = load_results(args.current);
   const RunResults baseline = load_results(args.baseline);
   const GateReport report = gate_results(current, baseline, args.options);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <sstream>
 
 #include "harness/cli/commands.h"
 #include "harness/device/device_info.h"
@@ -20,6 +21,18 @@ struct ListArguments {
   std::vector<std::string> challenges;
   bool cases = false;
 };
+
+// The compiler's first errors under a failed build's row, and where the
+// whole log is: enough to start fixing without opening the build folder.
+void print_build_errors(const BuildInfo& build) {
+  constexpr size_t kLinesShown = 6;
+  std::istringstream excerpt(build.log_excerpt);
+  size_t shown = 0;
+  for (std::string line; std::getline(excerpt, line) && shown < kLinesShown; ++shown) {
+    std::printf("      | %s\n", line.c_str());
+  }
+  if (!build.log_path.empty()) std::printf("      full log: %s\n", build.log_path.c_str());
+}
 
 int list(const ListArguments& args) {
   std::vector<const Challenge*> challenges;
@@ -57,6 +70,7 @@ int list(const ListArguments& args) {
       const std::string role = info.kind == "process" ? info.role + "*" : info.role;
       std::printf("  %-20s %-40s %-6s %-10s %-12s %s\n", c->name().c_str(), info.name.c_str(), info.device.c_str(),
                   role.c_str(), r.build.status.c_str(), detail.c_str());
+      if (r.build.status == "failed") print_build_errors(r.build);
     }
     for (ControlKind kind : all_controls()) {
       std::printf("  %-20s %-40s %-6s %-10s %-12s %s\n", c->name().c_str(), control_name(kind).c_str(), "cpu", "control",

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "harness/cli/argument_checks.h"
 #include "harness/cli/commands.h"
 #include "harness/compare/merge.h"
 #include "harness/core/files.h"
@@ -17,6 +18,7 @@ struct MergeArguments {
 };
 
 int merge(const MergeArguments& args) {
+  check_output_path("-o", args.output);
   std::vector<NamedResults> inputs;
   for (const auto& path : args.inputs) inputs.push_back({path, load_results(path)});
   const RunResults merged = merge_results(inputs);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "harness/cli/argument_checks.h"
 #include "harness/cli/commands.h"
 #include "harness/core/files.h"
 #include "harness/report/markdown_report.h"
@@ -20,6 +21,7 @@ struct ReportArguments {
 };
 
 int report(const ReportArguments& args) {
+  if (!args.output.empty()) check_output_path("-o", args.output);
   std::vector<NamedResults> runs;
   for (const auto& path : args.inputs) runs.push_back({path, load_results(path)});
   // Combined and scored again: a baseline stored in one file scores the

@@ -4,6 +4,7 @@
 //   [--with-mutants] [--measure-peak] [--quiet|--verbose]
 #include <memory>
 
+#include "harness/cli/argument_checks.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/run_session.h"
 
@@ -17,9 +18,9 @@ struct RunArguments {
   std::string device = "all";
   std::vector<std::string> suites;
   std::vector<std::string> cases;
-  uint64_t seed = 0;
+  std::string seed;     // parsed by parse_seed: CLI11 would wrap -1 to 2^64-1
   bool quick = false;
-  double timeout = 30;
+  std::string timeout = "30";  // parsed by parse_timeout_seconds: nan and 1e308 never fire
   std::string shard;
   std::string output = "results.json";
   std::string markdown;
@@ -40,9 +41,9 @@ void add_run_command(CLI::App& app, CommandLine& command_line) {
   run->add_option("--device", args->device, "cpu, cuda or all available (default)")->check(CLI::IsMember({"cpu", "cuda", "all"}));
   run->add_option("--suite", args->suites, "Suites: correctness,edge,stability,perf (default: all)")->delimiter(',');
   run->add_option("--case", args->cases, "Only these case ids (see `harness list --cases`)")->delimiter(',');
-  CLI::Option* seed = run->add_option("--seed", args->seed, "Seed of the inputs (default: fresh, printed)");
+  CLI::Option* seed = run->add_option("--seed", args->seed, "Seed of the inputs, 0 to 2^64-1 (default: fresh, printed)");
   run->add_flag("--quick", args->quick, "A representative subset of cases and shorter timing");
-  run->add_option("--timeout", args->timeout, "Seconds one call may take before it is a timeout (default 30)")->check(CLI::PositiveNumber);
+  run->add_option("--timeout", args->timeout, "Seconds one call may take before it is a timeout, at most one day (default 30)");
   run->add_option("--shard", args->shard, "Run shard I of N (e.g. 2/8) of the case list");
   run->add_option("-o,--output", args->output, "Results file, rewritten after every case (default results.json)");
   run->add_option("--md", args->markdown, "Also write the Markdown report here");
@@ -62,12 +63,13 @@ void add_run_command(CLI::App& app, CommandLine& command_line) {
       options.selection.case_ids = args->cases;
       options.selection.quick = args->quick;
       options.selection.with_mutants = args->with_mutants;
+      options.selection.judge_without_device = true;
       if (!args->shard.empty()) options.selection.shard = parse_shard(args->shard);
       options.seed_given = seed->count() > 0;
       options.measure_peak = args->measure_peak;
-      options.settings.seed = options.seed_given ? args->seed : fresh_seed();
+      options.settings.seed = options.seed_given ? parse_seed(args->seed) : fresh_seed();
       options.settings.quick = args->quick;
-      options.settings.call_timeout_s = args->timeout;
+      options.settings.call_timeout_s = parse_timeout_seconds(args->timeout);
       if (args->quick) {
         options.settings.timing.warmup_ms = 5;
         options.settings.timing.min_samples = 5;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "harness/cli/argument_checks.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/run_session.h"
 #include "harness/runner/selftest.h"
@@ -18,8 +19,8 @@ namespace {
 struct SelftestArguments {
   std::vector<std::string> challenges;
   std::string device = "all";
-  uint64_t seed = 0;
-  double timeout = 10;
+  std::string seed;
+  std::string timeout = "10";
   std::string output = "selftest.json";
   std::string markdown;
   bool verbose = false;
@@ -32,7 +33,7 @@ void add_selftest_command(CLI::App& app, CommandLine& command_line) {
   cmd->add_option("challenges", args->challenges, "Challenges (default: all)");
   cmd->add_option("--device", args->device, "cpu, cuda or all available (default)")->check(CLI::IsMember({"cpu", "cuda", "all"}));
   CLI::Option* seed = cmd->add_option("--seed", args->seed, "Seed of the inputs (default: fresh, printed)");
-  cmd->add_option("--timeout", args->timeout, "Seconds one call may take (default 10)")->check(CLI::PositiveNumber);
+  cmd->add_option("--timeout", args->timeout, "Seconds one call may take, at most one day (default 10)");
   cmd->add_option("-o,--output", args->output, "Results file (default selftest.json)");
   cmd->add_option("--md", args->markdown, "Also write the Markdown report here");
   cmd->add_flag("-v,--verbose", args->verbose, "Print every case");
@@ -44,8 +45,8 @@ void add_selftest_command(CLI::App& app, CommandLine& command_line) {
       options.selection.only_mutants = true;
       options.selection.suites = {Suite::correctness, Suite::edge, Suite::stability};
       options.seed_given = seed->count() > 0;
-      options.settings.seed = options.seed_given ? args->seed : fresh_seed();
-      options.settings.call_timeout_s = args->timeout;
+      options.settings.seed = options.seed_given ? parse_seed(args->seed) : fresh_seed();
+      options.settings.call_timeout_s = parse_timeout_seconds(args->timeout);
       options.settings.harness_command = command_line.argv[0];
       options.json_path = args->output;
       options.markdown_path = args->markdown;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <random>
 
+#include "harness/cli/argument_checks.h"
 #include "harness/cli/progress.h"
 #include "harness/core/clock.h"
 #include "harness/core/files.h"
@@ -41,6 +42,28 @@ std::string shell_join(int argc, char** argv) {
   return out;
 }
 
+namespace {
+
+RunInfo run_header(const SessionOptions& options) {
+  RunInfo run;
+  run.harness_version = HARNESS_VERSION;
+  run.started = utc_timestamp();
+  run.git_commit = source_commit();
+  run.command_line = options.command_line;
+  run.seed = options.settings.seed;
+  run.host = query_host();
+  run.options = {{"quick", options.selection.quick},
+                 {"device", options.selection.device},
+                 {"call_timeout_s", options.settings.call_timeout_s},
+                 {"with_mutants", options.selection.with_mutants}};
+  if (options.selection.shard) {
+    run.options["shard"] = fmt::format("{}/{}", options.selection.shard->first, options.selection.shard->second);
+  }
+  return run;
+}
+
+}  // namespace
+
 int run_exit_code(const RunResults& results) {
   for (const auto& e : results.entries) {
     if (is_unranked_role(e.submission.role)) continue;
@@ -51,7 +74,23 @@ int run_exit_code(const RunResults& results) {
   return 0;
 }
 
+namespace {
+
+// Every file the run will write, checked before any work: a bad path found
+// after the run would hide its verdicts behind exit 2 or 3.
+void check_outputs(const SessionOptions& options) {
+  const std::vector<std::pair<std::string, std::string>> outputs = {
+      {"-o", options.json_path}, {"--md", options.markdown_path}, {"--junit", options.junit_path}};
+  for (const auto& [option, path] : outputs) {
+    if (!path.empty()) check_output_path(option, path);
+  }
+  check_distinct_outputs(outputs);
+}
+
+}  // namespace
+
 RunResults run_session(const SessionOptions& options) {
+  check_outputs(options);
   const Catalog catalog = Catalog::load(Catalog::default_index_path());
   std::vector<DeviceInfo> devices = discover_devices();
   const RunPlan plan = make_plan(options.selection, catalog, devices);
@@ -62,12 +101,23 @@ RunResults run_session(const SessionOptions& options) {
   for (const auto& note : plan.notes) std::fprintf(stderr, "harness: %s\n", note.c_str());
   if (plan.entries.empty()) std::fprintf(stderr, "harness: nothing to run for this selection\n");
 
+  // Before anything slow, this run's header replaces any earlier results
+  // file: a run killed before its first case must not leave another run's
+  // complete results looking like its own.
+  const RunInfo run_info = run_header(options);
+  if (!options.json_path.empty()) {
+    RunResults header;
+    header.run = run_info;
+    header.devices = devices;
+    write_file_atomically(options.json_path, to_json(header).dump(1) + "\n");
+  }
+
   // Each device the plan uses gets its peak once: this host's cached
   // measurement, or one taken now (and cached).
   for (DeviceInfo& d : devices) {
     bool used = false;
     for (const auto& e : plan.entries) used = used || e.device == &d;
-    if (!used) continue;
+    if (!used || !d.available) continue;
     if (!quiet && options.measure_peak) std::fprintf(stderr, "harness: measuring the bandwidth of %s (%s)...\n", d.id.c_str(), d.name.c_str());
     std::string note;
     d.peak = obtain_peak(d, options.selection.quick, options.measure_peak ? PeakSource::measure : PeakSource::cache, note);
@@ -80,16 +130,7 @@ RunResults run_session(const SessionOptions& options) {
   }
 
   RunResults results;
-  results.run.harness_version = HARNESS_VERSION;
-  results.run.started = utc_timestamp();
-  results.run.git_commit = source_commit();
-  results.run.command_line = options.command_line;
-  results.run.seed = options.settings.seed;
-  results.run.host = query_host();
-  results.run.options = {{"quick", options.selection.quick},
-                         {"device", options.selection.device},
-                         {"call_timeout_s", options.settings.call_timeout_s},
-                         {"with_mutants", options.selection.with_mutants}};
+  results.run = run_info;
   results.devices = devices;
 
   auto write_json = [&](RunResults& r) {

@@ -35,6 +35,40 @@ void sort_cases(EntryResult& entry) {
   });
 }
 
+// Shards of one run share its seed, its code and every option that decides
+// which cases run and how: otherwise the merged file would mix inputs (and
+// name one seed in its header) or shards that never partitioned one run.
+void check_same_run(const NamedResults& first, const NamedResults& other) {
+  const RunInfo& a = first.results.run;
+  const RunInfo& b = other.results.run;
+  if (a.seed != b.seed) {
+    throw UsageError(fmt::format("merge: {} ran with seed {} but {} with seed {}: shards of one run share a seed "
+                                 "(give every shard the same --seed)",
+                                 first.origin, a.seed, other.origin, b.seed));
+  }
+  if (!a.git_commit.empty() && !b.git_commit.empty() && a.git_commit != b.git_commit) {
+    throw UsageError(fmt::format("merge: {} was run at commit {} but {} at commit {}: shards of one run test the same code",
+                                 first.origin, a.git_commit, other.origin, b.git_commit));
+  }
+  for (const char* key : {"quick", "device", "call_timeout_s", "with_mutants"}) {
+    const nlohmann::json none;
+    const nlohmann::json& va = a.options.contains(key) ? a.options[key] : none;
+    const nlohmann::json& vb = b.options.contains(key) ? b.options[key] : none;
+    if (va != vb) {
+      throw UsageError(fmt::format("merge: option {} is {} in {} but {} in {}: shards of one run share their options", key,
+                                   va.dump(), first.origin, vb.dump(), other.origin));
+    }
+  }
+  const auto shard_count = [](const RunInfo& run) -> std::string {
+    const std::string shard = run.options.value("shard", "");
+    return shard.substr(shard.find('/') + 1);
+  };
+  if (a.options.contains("shard") && b.options.contains("shard") && shard_count(a) != shard_count(b)) {
+    throw UsageError(fmt::format("merge: {} is shard {} but {} is shard {}: shards of one run split it the same number of ways",
+                                 first.origin, a.options.value("shard", ""), other.origin, b.options.value("shard", "")));
+  }
+}
+
 }  // namespace
 
 RunResults merge_results(const std::vector<NamedResults>& inputs) {
@@ -43,7 +77,6 @@ RunResults merge_results(const std::vector<NamedResults>& inputs) {
   const NamedResults& first = inputs.front();
   merged.run = first.results.run;
   std::vector<std::string> origins;
-  std::set<uint64_t> seeds;
   std::map<std::string, std::string> device_origin;
   std::map<EntryKey, size_t> entry_index;
   std::map<std::tuple<std::string, std::string, std::string, std::string>, std::string> case_origin;
@@ -55,7 +88,7 @@ RunResults merge_results(const std::vector<NamedResults>& inputs) {
       throw UsageError(fmt::format("merge: {} was written by harness {} but {} by harness {}: merge results of one version",
                                    first.origin, first.results.run.harness_version, input.origin, r.run.harness_version));
     }
-    seeds.insert(r.run.seed);
+    check_same_run(first, input);
     merged.run.started = std::min(merged.run.started, r.run.started);
     merged.run.finished = std::max(merged.run.finished, r.run.finished);
     merged.run.complete = merged.run.complete && r.run.complete;
@@ -94,9 +127,7 @@ RunResults merge_results(const std::vector<NamedResults>& inputs) {
   }
   for (EntryResult& e : merged.entries) sort_cases(e);
   merged.run.options["merged_from"] = origins;
-  if (seeds.size() > 1) {
-    merged.run.options["merged_seeds"] = std::vector<uint64_t>(seeds.begin(), seeds.end());
-  }
+  merged.run.options.erase("shard");
   score_results(merged);
   return merged;
 }

@@ -15,7 +15,8 @@ struct NamedResults {
 
 // Joins the entries and cases of every input and scores them again.
 // Throws UsageError, naming the files, for results of different harness
-// versions, of different devices under one id, or with a case present twice.
+// versions, seeds, commits or options (quick, device, timeout, mutants, shard
+// count), of different devices under one id, or with a case present twice.
 RunResults merge_results(const std::vector<NamedResults>& inputs);
 
 }  // namespace harness

@@ -46,6 +46,14 @@ std::string challenge_of(const EntryResult& e) { return e.challenge; }
 std::string device_of(const EntryResult& e) { return e.device; }
 
 // Submissions x challenges, one table per device: the overall and grade.
+// " (its name)", or why nothing ran on it: a machine without that device
+// judged its submissions on their build only.
+std::string device_note(const DeviceInfo* d) {
+  if (!d) return "";
+  if (!d->available) return " (not on this machine: builds judged, cases not run)";
+  return " (" + d->name + ")";
+}
+
 void cross_summary(std::string& out, const RunResults& r) {
   const auto challenges = ordered_unique(r.entries, &challenge_of);
   const auto devices = ordered_unique(r.entries, &device_of);
@@ -59,7 +67,7 @@ void cross_summary(std::string& out, const RunResults& r) {
     }
     if (names.empty()) continue;
     const DeviceInfo* d = r.device(device);
-    out += fmt::format("On **{}**{}:\n\n| Submission |", device, d ? " (" + d->name + ")" : "");
+    out += fmt::format("On **{}**{}:\n\n| Submission |", device, device_note(d));
     for (const auto& c : challenges) out += " " + c + " |";
     out += "\n|---|";
     for (size_t i = 0; i < challenges.size(); ++i) out += "---:|";
@@ -137,7 +145,7 @@ std::string render_markdown(const ReportInput& input) {
       for (const auto& peer : input.peers) {
         if (g.device && g.device->kind == peer.device_kind) g.peers.push_back(&peer);
       }
-      out += fmt::format("### {} on {}{}\n\n", challenge, device_id, g.device ? " (" + g.device->name + ")" : "");
+      out += fmt::format("### {} on {}{}\n\n", challenge, device_id, device_note(g.device));
       markdown::summary(out, g);
       markdown::failures(out, g, Suite::correctness, "Correctness (core cases)");
       markdown::failures(out, g, Suite::edge, "Edge cases");

@@ -31,6 +31,7 @@ void failures(std::string& out, const Group& g, Suite suite, const char* title) 
     out += fmt::format("- **{}**: {}\n", e->submission.name, verdict_counts(*e, suite));
     if (e->build.status != "ok") {
       out += fmt::format("  - build {}: {}\n", e->build.status, markdown_cell(e->build.reason));
+      if (!e->build.log_path.empty()) out += fmt::format("  - full build log: `{}`\n", e->build.log_path);
       if (!e->build.log_excerpt.empty()) out += fmt::format("\n```\n{}```\n\n", e->build.log_excerpt);
       continue;
     }

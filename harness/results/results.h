@@ -82,6 +82,7 @@ struct BuildInfo {
   std::string status = "ok";  // "ok" | "failed" | "unavailable"
   std::string reason;
   std::string log_excerpt;    // the compiler's first errors
+  std::string log_path;       // the full build log, when there is one
 };
 
 struct DimensionScore {

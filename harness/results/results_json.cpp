@@ -1,5 +1,8 @@
 #include "harness/results/results_json.h"
 
+#include <set>
+#include <tuple>
+
 #include "harness/core/error.h"
 #include "harness/core/files.h"
 
@@ -257,7 +260,8 @@ json to_json(const RunResults& r) {
     entries.push_back(json{{"challenge", e.challenge},
                            {"submission", to_json(e.submission)},
                            {"device", e.device},
-                           {"build", json{{"status", e.build.status}, {"reason", e.build.reason}, {"log_excerpt", e.build.log_excerpt}}},
+                           {"build", json{{"status", e.build.status}, {"reason", e.build.reason}, {"log_excerpt", e.build.log_excerpt},
+                                     {"log", e.build.log_path}}},
                            {"cases", cases},
                            {"scores", e.scores ? to_json(*e.scores) : json(nullptr)}});
   }
@@ -276,6 +280,30 @@ json to_json(const RunResults& r) {
               {"devices", devices},
               {"results", entries}};
 }
+
+namespace {
+
+// One entry per (challenge, submission, device) and one result per case id
+// within it: a file edited by hand or concatenated from two runs would
+// otherwise count a case twice in scores, reports and gates.
+void check_unique_entries_and_cases(const RunResults& r) {
+  std::set<std::tuple<std::string, std::string, std::string>> entries;
+  for (const EntryResult& e : r.entries) {
+    if (!entries.emplace(e.challenge, e.submission.name, e.device).second) {
+      throw UsageError(fmt::format("the entry of {} / {} on {} appears more than once", e.challenge, e.submission.name,
+                                   e.device));
+    }
+    std::set<std::string> ids;
+    for (const CaseResult& c : e.cases) {
+      if (!ids.insert(c.id).second) {
+        throw UsageError(fmt::format("case {} appears more than once in the entry of {} / {} on {}", c.id, e.challenge,
+                                     e.submission.name, e.device));
+      }
+    }
+  }
+}
+
+}  // namespace
 
 RunResults results_from_json(const json& document, const std::string& origin) {
   if (!document.is_object() || !document.contains("schema")) {
@@ -307,10 +335,12 @@ RunResults results_from_json(const json& document, const std::string& origin) {
       entry.build.status = build.value("status", "ok");
       entry.build.reason = build.value("reason", "");
       entry.build.log_excerpt = build.value("log_excerpt", "");
+      entry.build.log_path = build.value("log", "");
       for (const auto& c : e.at("cases")) entry.cases.push_back(case_from_json(c));
       if (e.contains("scores") && !e["scores"].is_null()) entry.scores = scores_from_json(e["scores"]);
       r.entries.push_back(std::move(entry));
     }
+    check_unique_entries_and_cases(r);
     return r;
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(fmt::format("{}: malformed results: {}", origin, e.what()));

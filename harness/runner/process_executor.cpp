@@ -8,6 +8,7 @@
 #include "harness/core/error.h"
 #include "harness/core/npy.h"
 #include "harness/core/timing_loop.h"
+#include "harness/runner/exception_headline.h"
 #include "harness_abi.h"
 
 namespace harness {
@@ -55,7 +56,7 @@ void ProcessExecutor::lost(Verdict verdict, const std::string& what, const std::
   process_.reset();
   channel_.reset();
   const std::string output = log_.tail(kOutputInMessages);
-  if (!output.empty()) message += fmt::format("; its last output on stderr: {}", output);
+  if (!output.empty()) message += fmt::format("; its last output on stderr: {}", lead_with_exception(output));
   throw VerdictException(verdict, message);
 }
 
@@ -130,7 +131,7 @@ int32_t ProcessExecutor::status_of(const json& reply, int64_t id, const std::str
     lost(Verdict::error, what, fmt::format("replied to request {} while request {} was waiting", reply.value("id", json()).dump(), id));
   }
   const std::string status = reply.value("status", "");
-  *message = reply.value("message", "");
+  *message = lead_with_exception(reply.value("message", ""));
   if (status == "ok") return HARNESS_STATUS_OK;
   if (status == "unsupported") return HARNESS_STATUS_UNSUPPORTED;
   if (status == "error") return HARNESS_STATUS_ERROR;

@@ -66,17 +66,71 @@ size_t RunPlan::case_count() const {
 }
 
 std::pair<int, int> parse_shard(const std::string& text) {
+  // Exactly two runs of digits around one slash: "1/2/3" or "1/2x" is a
+  // typo, not shard 1 of 2.
   const auto slash = text.find('/');
-  try {
-    if (slash != std::string::npos) {
-      const int index = std::stoi(text.substr(0, slash));
-      const int count = std::stoi(text.substr(slash + 1));
-      if (count >= 1 && index >= 1 && index <= count) return {index, count};
-    }
-  } catch (const std::exception&) {
+  const auto digits = [](const std::string& part) {
+    return !part.empty() && part.size() <= 9 && part.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (slash != std::string::npos && digits(text.substr(0, slash)) && digits(text.substr(slash + 1))) {
+    const int index = std::stoi(text.substr(0, slash));
+    const int count = std::stoi(text.substr(slash + 1));
+    if (count >= 1 && index >= 1 && index <= count) return {index, count};
   }
-  throw UsageError(fmt::format("--shard '{}': expected I/N with 1 <= I <= N, e.g. 2/8", text));
+  throw UsageError(fmt::format("--shard '{}': expected I/N, two whole numbers with 1 <= I <= N, e.g. 2/8", text));
 }
+
+namespace {
+
+// Every --case id must be a case of a selected challenge in a selected
+// suite; otherwise say which of those it misses and where the id lives.
+void check_case_ids(const RunSelection& s, const std::vector<const Challenge*>& challenges,
+                    const std::set<std::string>& matched_cases) {
+  std::vector<std::string> selected_names;
+  for (const Challenge* c : challenges) selected_names.push_back(c->name());
+  const std::string selected = fmt::format("{}", fmt::join(selected_names, ", "));
+  const std::string list_hint =
+      fmt::format("see `harness list {} --cases`", challenges.size() == 1 ? challenges[0]->name() : std::string());
+  for (const auto& id : s.case_ids) {
+    if (id.empty()) throw UsageError("--case '': an empty case id (a stray comma?); see `harness list --cases`");
+    if (matched_cases.count(id)) continue;
+    std::vector<std::string> owners;
+    std::string suite_of_id;
+    for (const auto& challenge : all_challenges()) {
+      for (const CaseSpec& c : challenge->cases()) {
+        if (c.id != id) continue;
+        owners.push_back(challenge->name());
+        if (contains(selected_names, challenge->name())) suite_of_id = std::string(suite_name(c.suite));
+      }
+    }
+    if (!suite_of_id.empty()) {
+      throw UsageError(fmt::format("no case '{}' in the selected suites: it is a case of the {} suite, which --suite leaves out",
+                                   id, suite_of_id));
+    }
+    if (!owners.empty()) {
+      throw UsageError(fmt::format("no case '{}' in {}: it is a case of {} (select that challenge, or {})", id, selected,
+                                   fmt::join(owners, ", "), list_hint));
+    }
+    throw UsageError(fmt::format("no case '{}' in {}, nor in any other challenge ({})", id, selected, list_hint));
+  }
+}
+
+// Every -s name must be a submission (or built-in control) of a selected challenge.
+void check_submission_names(const RunSelection& s, const Catalog& catalog, const std::vector<const Challenge*>& challenges) {
+  for (const auto& name : s.submissions) {
+    bool known = false;
+    for (ControlKind kind : all_controls()) known = known || control_name(kind) == name;
+    for (const SubmissionRecord& record : catalog.records()) {
+      if (record.name != name) continue;
+      for (const Challenge* c : challenges) known = known || record.challenge == c->name();
+    }
+    if (!known) {
+      throw UsageError(fmt::format("no submission named '{}' in the selected challenges (see `harness list`)", name));
+    }
+  }
+}
+
+}  // namespace
 
 RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vector<DeviceInfo>& all_devices) {
   RunPlan plan;
@@ -88,7 +142,15 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
     if (s.device != "all" && d.kind != s.device) continue;
     if (!d.available) {
       if (s.device == d.kind) throw UsageError(fmt::format("--device {}: {}", d.kind, d.unavailable_reason));
-      plan.notes.push_back(fmt::format("{} submissions not run: {}", d.kind, d.unavailable_reason));
+      if (s.judge_without_device) {
+        // A CPU-only CI machine still judges what it can of these: whether
+        // they build. Their cases are recorded as not run, or build_failed.
+        plan.notes.push_back(fmt::format("no {} device ({}): {} submissions are judged on their build only", d.kind,
+                                         d.unavailable_reason, d.kind));
+        devices.push_back(&d);
+      } else {
+        plan.notes.push_back(fmt::format("{} submissions not run: {}", d.kind, d.unavailable_reason));
+      }
       continue;
     }
     devices.push_back(&d);
@@ -100,11 +162,18 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
     for (const auto& c : all_challenges()) challenges.push_back(c.get());
   }
 
-  std::set<std::string> matched_submissions;
   std::set<std::string> matched_cases;
-  for (const Challenge* challenge : challenges) {
-    const std::vector<CaseSpec> cases = select_cases(*challenge, s);
-    for (const auto& c : cases) matched_cases.insert(c.id);
+  std::vector<std::vector<CaseSpec>> cases_of(challenges.size());
+  for (size_t i = 0; i < challenges.size(); ++i) {
+    cases_of[i] = select_cases(*challenges[i], s);
+    for (const auto& c : cases_of[i]) matched_cases.insert(c.id);
+  }
+  check_case_ids(s, challenges, matched_cases);
+  check_submission_names(s, catalog, challenges);
+
+  for (size_t i = 0; i < challenges.size(); ++i) {
+    const Challenge* challenge = challenges[i];
+    const std::vector<CaseSpec>& cases = cases_of[i];
     if (cases.empty()) continue;
 
     std::vector<PlannedEntry> candidates;
@@ -140,7 +209,6 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
       const std::string& name = candidate.submission.name;
       const bool named = contains(s.submissions, name);
       if (!s.submissions.empty() && !named) continue;
-      if (named) matched_submissions.insert(name);
       const bool mutant = is_unranked_role(candidate.submission.role);
       // Mutants run only when asked for, by flag or by name.
       if (mutant && !s.with_mutants && !s.only_mutants && !named) continue;
@@ -154,17 +222,6 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
         entry.cases = entry_cases;
         plan.entries.push_back(std::move(entry));
       }
-    }
-  }
-
-  for (const auto& name : s.submissions) {
-    if (!matched_submissions.count(name)) {
-      throw UsageError(fmt::format("no submission named '{}' in the selected challenges (see `harness list`)", name));
-    }
-  }
-  for (const auto& id : s.case_ids) {
-    if (!matched_cases.count(id)) {
-      throw UsageError(fmt::format("no case '{}' in the selected challenges and suites (see `harness list --cases`)", id));
     }
   }
 
@@ -183,6 +240,13 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
     plan.entries.erase(std::remove_if(plan.entries.begin(), plan.entries.end(),
                                       [](const PlannedEntry& e) { return e.cases.empty(); }),
                        plan.entries.end());
+    // An empty shard would exit 0 having judged nothing, which a CI matrix
+    // would read as a pass: more shards than cases is a mistake to fix.
+    if (plan.entries.empty() && position > 0) {
+      throw UsageError(fmt::format("--shard {}/{}: this shard gets no case: the selection holds {} case{}, so at most {} "
+                                   "shard{} can hold any",
+                                   index, count, position, position == 1 ? "" : "s", position, position == 1 ? "" : "s"));
+    }
   }
   return plan;
 }

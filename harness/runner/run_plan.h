@@ -24,6 +24,9 @@ struct RunSelection {
   bool quick = false;                    // only the cases marked quick
   bool with_mutants = false;             // add mutants and negative controls
   bool only_mutants = false;             // selftest: every unranked role, references and baselines
+  // With no device of a kind, plan its submissions anyway on the missing
+  // device: the runner records build_failed, or the cases as not run.
+  bool judge_without_device = false;
   std::optional<std::pair<int, int>> shard;  // (index from 1, count)
 };
 
@@ -46,7 +49,8 @@ struct RunPlan {
 };
 
 // Throws UsageError when the selection names something that does not
-// exist (a challenge, submission, case or device).
+// exist (a challenge, submission, case or device), or when a shard of a
+// non-empty selection gets no case.
 RunPlan make_plan(const RunSelection& selection, const Catalog& catalog, const std::vector<DeviceInfo>& devices);
 
 // "2/8" -> (2, 8); throws UsageError unless 1 <= I <= N.

@@ -108,6 +108,22 @@ void run_one_case(const RunSettings& settings, const PlannedEntry& entry, const 
   result.seconds = static_cast<double>(monotonic_ns() - start) / 1e9;
 }
 
+// A case that cannot run: its build failed, or nothing could build it, or
+// the device it needs is missing (its build is then all that was judged).
+void not_run(const PlannedEntry& entry, CaseResult& result) {
+  if (entry.build.status == "failed") {
+    result.verdict = Verdict::build_failed;
+    result.message = build_failure_summary(entry.build);
+  } else if (entry.build.status != "ok") {
+    result.verdict = Verdict::unavailable;
+    result.message = entry.build.reason;
+  } else {
+    result.verdict = Verdict::unavailable;
+    result.message = fmt::format("not run: no {} device ({}); the submission built", entry.device->kind,
+                                 entry.device->unavailable_reason);
+  }
+}
+
 }  // namespace
 
 std::string reproduce_command(const RunSettings& settings, const PlannedEntry& entry, const CaseSpec& spec) {
@@ -130,7 +146,7 @@ void execute_plan(const RunPlan& plan, const RunSettings& settings, RunResults& 
     results.entries.push_back(entry_result);
     EntryResult& stored = results.entries.back();
 
-    const bool runnable = entry.control || entry.build.status == "ok";
+    const bool runnable = entry.control || (entry.build.status == "ok" && entry.device->available);
     std::unique_ptr<Executor> executor;
     if (runnable) executor = make_executor(entry, scratch);
     for (const CaseSpec& spec : entry.cases) {
@@ -139,13 +155,14 @@ void execute_plan(const RunPlan& plan, const RunSettings& settings, RunResults& 
       if (runnable) {
         run_one_case(settings, entry, spec, *executor, result);
       } else {
-        result.verdict = entry.build.status == "unavailable" ? Verdict::unavailable : Verdict::build_failed;
-        result.message = entry.build.reason;
+        not_run(entry, result);
       }
       stored.cases.push_back(std::move(result));
       observer.case_finished(entry, stored.cases.back());
-      checkpoint(results);
+      // Cases not run take no time: one checkpoint for the entry suffices.
+      if (runnable) checkpoint(results);
     }
+    if (!runnable) checkpoint(results);
     executor.reset();  // stop the worker before the next entry starts one
     observer.entry_finished(stored);
   }

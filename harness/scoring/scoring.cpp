@@ -185,6 +185,14 @@ void score_results(RunResults& results) {
     if (e.submission.role == "baseline") baselines.emplace(std::make_pair(e.challenge, e.device), &e);
   }
   for (auto& e : results.entries) {
+    // Nothing judged (every case unavailable: no device, no interpreter):
+    // no score, rather than a 0.0 F that reads as judged and lost.
+    const bool judged = std::any_of(e.cases.begin(), e.cases.end(),
+                                    [](const CaseResult& c) { return c.verdict != Verdict::unavailable; });
+    if (!judged) {
+      e.scores.reset();
+      continue;
+    }
     const auto it = baselines.find({e.challenge, e.device});
     e.scores = score_entry(e, it == baselines.end() ? nullptr : it->second);
   }

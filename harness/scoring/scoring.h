@@ -18,7 +18,8 @@ std::string grade_for(double overall);
 inline constexpr double kFailedCoreCap = 76.9;
 
 // Scores every entry; the naive baseline of the same challenge and device
-// (role "baseline") is the reference for speedups.
+// (role "baseline") is the reference for speedups. An entry none of whose
+// cases was judged (all unavailable) gets no scores.
 void score_results(RunResults& results);
 
 Scores score_entry(const EntryResult& entry, const EntryResult* baseline);

@@ -38,6 +38,7 @@ void read_build(SubmissionRecord& record, const std::string& build_dir) {
     record.build.reason = status.value("reason", "");
     record.library = status.value("library", "");
     record.build_log_path = status.value("log", "");
+    record.build.log_path = record.build_log_path;
   } catch (const std::exception& e) {
     record.build.status = "failed";
     record.build.reason = fmt::format("unreadable {}: {}", status_path, e.what());
@@ -67,6 +68,21 @@ std::string build_log_excerpt(const std::string& log, size_t max_lines) {
   std::string text;
   for (const auto& l : picked) text += l + "\n";
   return text;
+}
+
+std::string build_failure_summary(const BuildInfo& build) {
+  std::string first_error;
+  std::istringstream in(build.log_excerpt);
+  for (std::string line; std::getline(in, line);) {
+    if (lower(line).find("error") != std::string::npos) {
+      first_error = line;
+      break;
+    }
+  }
+  std::string summary = build.reason;
+  if (!first_error.empty()) summary += ": " + first_error;
+  if (!build.log_path.empty()) summary += fmt::format(" (full log: {})", build.log_path);
+  return summary;
 }
 
 SubmissionInfo SubmissionRecord::info() const {

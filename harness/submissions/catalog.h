@@ -45,4 +45,9 @@ class Catalog {
 // with the line after each, at most max_lines (the log's tail if none).
 std::string build_log_excerpt(const std::string& log, size_t max_lines = 20);
 
+// One line for a failed build: its reason, the compiler's first error and
+// where the full log is, e.g. "compiling shim.cu failed (exit 2): shim.cu:3:
+// error: ... (full log: build/.../build.log)".
+std::string build_failure_summary(const BuildInfo& build);
+
 }  // namespace harness

@@ -54,6 +54,9 @@ TEST(ProcessProtocol, EachBreakOfTheProtocolGetsItsVerdict) {
       {"wrong-id", Verdict::error, "replied to request"},
       {"bad-status", Verdict::error, "status \"fine\" is not ok, unsupported, out_of_memory or error"},
       {"error-status", Verdict::error, "out of patience"},
+      // The exception line leads (the console and the report cell show the
+      // start of a message), not "Traceback (most recent call last):".
+      {"python-exception", Verdict::error, "ValueError: k=10 is more than this adapter handles (at File \""},
       {"unsupported-status", Verdict::unsupported, "k too large for me"},
       {"missing-output", Verdict::error, "did not write output probs"},
       {"wrong-dtype", Verdict::error, "output probs is float64[64, 10], expected float32[64, 10]"},
@@ -65,6 +68,9 @@ TEST(ProcessProtocol, EachBreakOfTheProtocolGetsItsVerdict) {
     const CaseResult c = run_mode(e.mode, 2);
     EXPECT_EQ(c.verdict, e.verdict) << e.mode << ": " << verdict_name(c.verdict) << " " << c.message;
     EXPECT_NE(c.message.find(e.message), std::string::npos) << e.mode << ": " << c.message;
+    if (e.mode == "python-exception") {
+      EXPECT_LT(c.message.find(e.message), c.message.find("Traceback")) << c.message;
+    }
   }
 }
 

@@ -115,6 +115,21 @@ TEST(Scoring, ABuildFailureScoresZero) {
   EXPECT_DOUBLE_EQ(s.dimensions.at("completeness").score, 0.0);
 }
 
+// A CUDA submission on a machine without a GPU: nothing was judged, so no
+// score (a 0.0 F would read as judged and lost), while a failed build still
+// scores zero.
+TEST(Scoring, AnEntryWithNothingJudgedGetsNoScore) {
+  RunResults r;
+  std::vector<CaseResult> not_run, broken;
+  for (Suite s : all_suites()) not_run.push_back(make_case("x", s, Verdict::unavailable));
+  for (Suite s : all_suites()) broken.push_back(make_case("x", s, Verdict::build_failed));
+  r.entries = {entry("not-run", "submission", not_run), entry("broken", "submission", broken)};
+  score_results(r);
+  EXPECT_FALSE(r.entries[0].scores.has_value());
+  ASSERT_TRUE(r.entries[1].scores.has_value());
+  EXPECT_EQ(r.entries[1].scores->grade, "F");
+}
+
 TEST(Scoring, DimensionsNotRunAreLeftOutOfTheOverall) {
   const Scores s = score_entry(entry("fast", "submission", {make_case("c1", Suite::correctness, Verdict::pass)}), nullptr);
   EXPECT_FALSE(s.dimensions.at("performance").measured);
