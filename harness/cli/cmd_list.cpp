@@ -21,6 +21,18 @@ struct ListArguments {
   bool cases = false;
 };
 
+// Free text from a manifest or a build log on one line of the table: a line
+// break or a control character (an escape sequence) would break the table or
+// take over the terminal.
+std::string one_line(const std::string& text, size_t max_length = 160) {
+  std::string out;
+  for (char c : text) out += static_cast<unsigned char>(c) < 0x20 || c == 0x7F ? ' ' : c;
+  if (out.size() <= max_length) return out;
+  size_t end = max_length;
+  while (end > 0 && (static_cast<unsigned char>(out[end]) & 0xC0) == 0x80) --end;  // not inside a UTF-8 sequence
+  return out.substr(0, end) + "...";
+}
+
 int list(const ListArguments& args) {
   std::vector<const Challenge*> challenges;
   for (const auto& name : args.challenges) challenges.push_back(&find_challenge(name));
@@ -53,10 +65,10 @@ int list(const ListArguments& args) {
     for (const auto& r : catalog.records()) {
       if (r.challenge != c->name()) continue;
       const SubmissionInfo info = r.info();
-      std::string detail = r.build.status == "ok" ? info.origin : r.build.reason;
+      const std::string detail = one_line(r.build.status == "ok" ? info.origin : r.build.reason);
       const std::string role = info.kind == "process" ? info.role + "*" : info.role;
-      std::printf("  %-20s %-40s %-6s %-10s %-12s %s\n", c->name().c_str(), info.name.c_str(), info.device.c_str(),
-                  role.c_str(), r.build.status.c_str(), detail.c_str());
+      std::printf("  %-20s %-40s %-6s %-10s %-12s %s\n", c->name().c_str(), one_line(info.name, 80).c_str(),
+                  one_line(info.device, 6).c_str(), one_line(role, 10).c_str(), one_line(r.build.status, 12).c_str(), detail.c_str());
     }
     for (ControlKind kind : all_controls()) {
       std::printf("  %-20s %-40s %-6s %-10s %-12s %s\n", c->name().c_str(), control_name(kind).c_str(), "cpu", "control",
@@ -70,7 +82,7 @@ int list(const ListArguments& args) {
     if (!known) orphans.push_back(fmt::format("{} ({}): {}", r.name, r.manifest_path,
                                               r.manifest_error.empty() ? "unknown challenge '" + r.challenge + "'" : r.manifest_error));
   }
-  for (const auto& o : orphans) std::printf("  not usable: %s\n", o.c_str());
+  for (const auto& o : orphans) std::printf("  not usable: %s\n", one_line(o, 400).c_str());
   std::printf("  (* a process submission: docs/PROCESS_PROTOCOL.md)\n");
 
   std::printf("\nDevices:\n");
