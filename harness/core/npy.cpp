@@ -180,7 +180,7 @@ NpyArray read_npy(const std::string& path, size_t max_file_bytes) {
   // gigabytes would otherwise be read into memory whole).
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) malformed(path, fmt::format("cannot stat it: {}", std::strerror(errno)));
-  if (!S_ISREG(st.st_mode)) malformed(path, "it is not a regular file (a folder, a link or a device)");
+  if (!S_ISREG(st.st_mode)) malformed(path, "it is not a regular file (a folder, a link, a FIFO or a device)");
   const auto size = static_cast<size_t>(st.st_size);
   if (size > max_file_bytes) {
     malformed(path, fmt::format("{} bytes, more than the {} bytes a file of the expected dtype and shape takes", size,

@@ -214,7 +214,11 @@ void ProcessExecutor::read_outputs(const std::vector<Binding>& tensors, const st
       // because a process wrote (or faked, sparsely) a huge file.
       array = read_npy(path, npy_max_file_bytes(spec.dtype, spec.shape));
     } catch (const UntrustedInputError& e) {
-      clear_scratch_path(path);
+      try {
+        clear_scratch_path(path);  // not to be found again by the next call
+      } catch (const UntrustedInputError&) {
+        // What read_npy found wrong says more than that it was no file.
+      }
       throw VerdictException(Verdict::error, fmt::format("{}: output {}: {}", what, spec.name, e.what()));
     }
     if (array.dtype != spec.dtype || array.shape != spec.shape) {

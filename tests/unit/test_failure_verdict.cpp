@@ -11,6 +11,7 @@
 #include "harness/core/error.h"
 #include "harness/core/npy.h"
 #include "harness/ipc/channel.h"
+#include "harness/ipc/protocol.h"
 #include "harness/runner/failure_verdict.h"
 
 namespace harness {
@@ -62,6 +63,20 @@ TEST(FailureVerdict, AnOverflowingNpyShapeWasAHarnessErrorAndIsNowTheSubmissions
   }
   EXPECT_EQ(checked.verdict, Verdict::error);
   EXPECT_NE(checked.message.find("beyond int64"), std::string::npos) << checked.message;
+}
+
+// The exploit cpu-exploit-malformed-reply without the worker executor's own
+// decoding: the exception nlohmann::json throws on its reply is no
+// untrusted-input error by itself, and was harness_error.
+TEST(FailureVerdict, AnUndecodableReplyWasAHarnessErrorWithoutItsDecoding) {
+  const auto body = nlohmann::json::parse(R"({"type":"reply","status":"pass","message":"","wall_ns":1})");
+  FailureVerdict f;
+  try {
+    (void)body.get<protocol::CallReply>();
+  } catch (...) {
+    f = verdict_of_failure(std::current_exception());
+  }
+  EXPECT_EQ(f.verdict, Verdict::harness_error);
 }
 
 // The exploit process-exploit-scratch-replaced-by-folder without its
