@@ -6,6 +6,7 @@
 
 #include "harness/core/error.h"
 #include "harness/runner/verdict.h"
+#include "harness_abi.h"
 
 namespace harness {
 
@@ -30,7 +31,7 @@ std::string excerpt(const json& body) {
 // per timed call, finite and not negative.
 bool usable_samples(const protocol::TimeReply& reply) {
   if (reply.device_ns.size() != reply.wall_ns.size()) return false;
-  if (reply.status == 0 && reply.device_ns.empty()) return false;
+  if (reply.status == HARNESS_STATUS_OK && reply.device_ns.empty()) return false;
   for (const auto* samples : {&reply.device_ns, &reply.wall_ns}) {
     for (double ns : *samples) {
       if (!std::isfinite(ns) || ns < 0) return false;
@@ -115,7 +116,7 @@ void WorkerExecutor::ensure_started(double timeout_s) {
   if (type == "fatal") {
     // Loading fails the same way every time: remember it instead of
     // restarting the worker for every remaining case.
-    const json& why = hello->body["message"];
+    const json why = hello->body.value("message", json());
     load_failure_ = {Verdict::error, "cannot load the submission: " + (why.is_string() ? why.get<std::string>() : excerpt(why))};
     process_->wait_exit(5.0);
     process_.reset();
