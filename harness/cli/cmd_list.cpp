@@ -22,6 +22,18 @@ struct ListArguments {
   bool cases = false;
 };
 
+// Free text from a manifest or a build log on one line of the table: a line
+// break or a control character (an escape sequence) would break the table or
+// take over the terminal.
+std::string one_line(const std::string& text, size_t max_length = 160) {
+  std::string out;
+  for (char c : text) out += static_cast<unsigned char>(c) < 0x20 || c == 0x7F ? ' ' : c;
+  if (out.size() <= max_length) return out;
+  size_t end = max_length;
+  while (end > 0 && (static_cast<unsigned char>(out[end]) & 0xC0) == 0x80) --end;  // not inside a UTF-8 sequence
+  return out.substr(0, end) + "...";
+}
+
 // The compiler's first errors under a failed build's row, and where the
 // whole log is: enough to start fixing without opening the build folder.
 void print_build_errors(const BuildInfo& build) {
@@ -29,9 +41,9 @@ void print_build_errors(const BuildInfo& build) {
   std::istringstream excerpt(build.log_excerpt);
   size_t shown = 0;
   for (std::string line; std::getline(excerpt, line) && shown < kLinesShown; ++shown) {
-    std::printf("      | %s\n", line.c_str());
+    std::printf("      | %s\n", one_line(line).c_str());
   }
-  if (!build.log_path.empty()) std::printf("      full log: %s\n", build.log_path.c_str());
+  if (!build.log_path.empty()) std::printf("      full log: %s\n", one_line(build.log_path, 400).c_str());
 }
 
 int list(const ListArguments& args) {
@@ -66,10 +78,10 @@ int list(const ListArguments& args) {
     for (const auto& r : catalog.records()) {
       if (r.challenge != c->name()) continue;
       const SubmissionInfo info = r.info();
-      std::string detail = r.build.status == "ok" ? info.origin : r.build.reason;
+      const std::string detail = one_line(r.build.status == "ok" ? info.origin : r.build.reason);
       const std::string role = info.kind == "process" ? info.role + "*" : info.role;
-      std::printf("  %-20s %-40s %-6s %-10s %-12s %s\n", c->name().c_str(), info.name.c_str(), info.device.c_str(),
-                  role.c_str(), r.build.status.c_str(), detail.c_str());
+      std::printf("  %-20s %-40s %-6s %-10s %-12s %s\n", c->name().c_str(), one_line(info.name, 80).c_str(),
+                  one_line(info.device, 6).c_str(), one_line(role, 10).c_str(), one_line(r.build.status, 12).c_str(), detail.c_str());
       if (r.build.status == "failed") print_build_errors(r.build);
     }
     for (ControlKind kind : all_controls()) {
@@ -84,7 +96,7 @@ int list(const ListArguments& args) {
     if (!known) orphans.push_back(fmt::format("{} ({}): {}", r.name, r.manifest_path,
                                               r.manifest_error.empty() ? "unknown challenge '" + r.challenge + "'" : r.manifest_error));
   }
-  for (const auto& o : orphans) std::printf("  not usable: %s\n", o.c_str());
+  for (const auto& o : orphans) std::printf("  not usable: %s\n", one_line(o, 400).c_str());
   std::printf("  (* a process submission: docs/PROCESS_PROTOCOL.md)\n");
 
   std::printf("\nDevices:\n");

@@ -195,9 +195,9 @@ std::string render_gate_markdown(const GateReport& r, const GateOptions& o) {
     if (findings.empty()) return;
     out += fmt::format("### {}\n\n", title);
     for (const auto& f : findings) {
-      out += fmt::format("- **{}** {}{}: {}\n", f.what, f.where, f.case_id.empty() ? "" : fmt::format(" `{}`", f.case_id),
+      out += fmt::format("- **{}** {}{}: {}\n", f.what, markdown_cell(f.where), f.case_id.empty() ? "" : " " + markdown_code(f.case_id),
                          markdown_cell(f.detail, 400));
-      if (!f.reproduce.empty()) out += fmt::format("  - reproduce: `{}`\n", f.reproduce);
+      if (!f.reproduce.empty()) out += fmt::format("  - reproduce: {}\n", markdown_code(f.reproduce));
     }
     out += "\n";
   };

@@ -26,6 +26,15 @@ class UsageError : public HarnessError {
   explicit UsageError(const std::string& message) : HarnessError(message) {}
 };
 
+// Data from a submission (a reply on its channel, a file it wrote, a file
+// it replaced) that the harness cannot use. Whatever untrusted input can
+// cause is the submission's fault: the runner records it as the verdict
+// `error`, never as `harness_error`.
+class UntrustedInputError : public HarnessError {
+ public:
+  explicit UntrustedInputError(const std::string& message) : HarnessError(message) {}
+};
+
 [[noreturn]] void throw_error(const char* file, int line, const char* expression,
                               const std::string& message);
 [[noreturn]] void throw_errno(const char* file, int line, const char* expression,

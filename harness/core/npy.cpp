@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -27,8 +30,10 @@ struct Descr {
 const Descr kDescrs[] = {{"<f4", DType::f32}, {"<f8", DType::f64}, {"<i4", DType::i32},
                          {"<i8", DType::i64}, {"|u1", DType::u8},  {"<u1", DType::u8}};
 
+// Every .npy the harness reads comes from a submission: a file it cannot use
+// is the submission's fault.
 [[noreturn]] void malformed(const std::string& origin, const std::string& problem) {
-  throw UsageError(fmt::format("{}: not a usable .npy file: {}", origin, problem));
+  throw UntrustedInputError(fmt::format("{}: not a usable .npy file: {}", origin, problem));
 }
 
 // The value of `key` in the header dictionary, as written: "'<f4'",
@@ -65,9 +70,24 @@ std::vector<int64_t> parse_shape(const std::string& text, const std::string& ori
     if (part.empty() || !std::all_of(part.begin(), part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
       malformed(origin, fmt::format("shape {} is not a tuple of non-negative integers", text));
     }
+    // 18 digits always fit int64; a longer extent cannot describe a tensor
+    // any challenge uses, and std::stoll would throw out_of_range on it.
+    if (part.size() > 18) malformed(origin, fmt::format("shape {} has an extent beyond int64", text));
     shape.push_back(std::stoll(part));
   }
   return shape;
+}
+
+// Elements times the dtype's size, refusing any product that overflows.
+size_t data_bytes_of(const std::vector<int64_t>& shape, DType dtype, const std::string& shape_text,
+                     const std::string& origin) {
+  size_t bytes = dtype_size(dtype);
+  for (int64_t extent : shape) {
+    if (__builtin_mul_overflow(bytes, static_cast<size_t>(extent), &bytes)) {
+      malformed(origin, fmt::format("shape {} of {} overflows the size of any file", shape_text, dtype_name(dtype)));
+    }
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -143,9 +163,7 @@ NpyArray parse_npy(const std::string& bytes, const std::string& origin) {
   if (shape.front() != '(' || shape.back() != ')') malformed(origin, fmt::format("shape {} is not a tuple", shape));
   array.shape = parse_shape(shape, origin);
 
-  size_t elements = 1;
-  for (int64_t extent : array.shape) elements *= static_cast<size_t>(extent);
-  const size_t data_bytes = elements * dtype_size(array.dtype);
+  const size_t data_bytes = data_bytes_of(array.shape, array.dtype, shape, origin);
   const size_t data_start = header_start + header_size;
   if (bytes.size() != data_start + data_bytes) {
     malformed(origin, fmt::format("{} data bytes for shape {} of {}, but the file holds {}", data_bytes, shape,
@@ -155,6 +173,27 @@ NpyArray parse_npy(const std::string& bytes, const std::string& origin) {
   return array;
 }
 
-NpyArray read_npy(const std::string& path) { return parse_npy(read_text_file(path), path); }
+NpyArray read_npy(const std::string& path, size_t max_file_bytes) {
+  // lstat, not stat: a link (to the results, to /dev/zero) or a FIFO (which
+  // would block the read forever) in place of the file is refused unread,
+  // and so is a file larger than the caller expects (a sparse file of
+  // gigabytes would otherwise be read into memory whole).
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) malformed(path, fmt::format("cannot stat it: {}", std::strerror(errno)));
+  if (!S_ISREG(st.st_mode)) malformed(path, "it is not a regular file (a folder, a link, a FIFO or a device)");
+  const auto size = static_cast<size_t>(st.st_size);
+  if (size > max_file_bytes) {
+    malformed(path, fmt::format("{} bytes, more than the {} bytes a file of the expected dtype and shape takes", size,
+                                max_file_bytes));
+  }
+  return parse_npy(read_text_file(path), path);
+}
+
+size_t npy_max_file_bytes(DType dtype, const std::vector<int64_t>& shape) {
+  // Version 2/3 headers: 12 bytes of preamble and up to 4 GiB of header in
+  // principle; NumPy writes a few hundred bytes. 64 KiB is generous.
+  constexpr size_t kHeaderAllowance = 12 + 65536;
+  return kHeaderAllowance + data_bytes_of(shape, dtype, "(expected)", "the expected tensor");
+}
 
 }  // namespace harness

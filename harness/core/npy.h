@@ -1,9 +1,11 @@
 // NumPy .npy files: the tensor format of the process protocol
 // (docs/PROCESS_PROTOCOL.md). Versions 1.0 to 3.0, C order,
-// little-endian float32, float64, int32, int64 and uint8; anything else is a
-// UsageError that says what was found and what is accepted.
+// little-endian float32, float64, int32, int64 and uint8; anything else is an
+// UntrustedInputError (the files come from submissions) that says what was
+// found and what is accepted.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,7 +23,11 @@ struct NpyArray {
 
 // Writes `data` (elements of `dtype`, C order) as a version 1.0 .npy file.
 void write_npy(const std::string& path, DType dtype, const std::vector<int64_t>& shape, const void* data);
-NpyArray read_npy(const std::string& path);
+// Refuses, before reading, anything but a regular file of at most
+// max_file_bytes.
+NpyArray read_npy(const std::string& path, size_t max_file_bytes = SIZE_MAX);
+// The largest .npy file that can hold a tensor of this dtype and shape.
+size_t npy_max_file_bytes(DType dtype, const std::vector<int64_t>& shape);
 // The same from bytes in memory; `origin` names them in messages.
 NpyArray parse_npy(const std::string& bytes, const std::string& origin);
 

@@ -60,7 +60,8 @@ void Channel::send(const nlohmann::json& body, int fd_to_pass) {
   }
 }
 
-bool Channel::wait_readable(long long deadline_ns) {
+bool wait_readable_or_exit(int fd, long long deadline_ns, const ExitWatch* watch) {
+  const bool watching = watch && watch->active();
   while (true) {
     int wait_ms = -1;
     if (deadline_ns >= 0) {
@@ -68,14 +69,23 @@ bool Channel::wait_readable(long long deadline_ns) {
       if (left <= 0) return false;
       wait_ms = static_cast<int>(std::min<long long>(left / 1000000 + 1, 1 << 30));
     }
-    pollfd p{fd_, POLLIN, 0};
-    const int ready = ::poll(&p, 1, wait_ms);
+    if (watching && watch->fd() < 0 && (wait_ms < 0 || wait_ms > kExitWatchSliceMs)) wait_ms = kExitWatchSliceMs;
+    pollfd p[2] = {{fd, POLLIN, 0}, {watching ? watch->fd() : -1, POLLIN, 0}};
+    const int ready = ::poll(p, watching && watch->fd() >= 0 ? 2 : 1, wait_ms);
     if (ready == -1) {
       if (errno == EINTR) continue;
       HARNESS_CHECK_ERRNO(-1, "poll on the worker channel");
     }
-    if (ready > 0) return true;
+    if (p[0].revents != 0) return true;
+    if (watching && watch->exited()) {
+      // What it wrote before it ended is still read first (the check above).
+      throw ChannelClosed("the process ended while another one still held its end of the channel open");
+    }
   }
+}
+
+bool Channel::wait_readable(long long deadline_ns) {
+  return wait_readable_or_exit(fd_, deadline_ns, exit_watch_.get());
 }
 
 void Channel::read_exactly(char* out, size_t size, long long deadline_ns, int* received_fd) {
@@ -123,14 +133,14 @@ std::optional<Channel::Message> Channel::receive(double timeout_s) {
   const long long body_deadline = monotonic_ns() + 30'000'000'000LL;
   read_exactly(reinterpret_cast<char*>(&length), sizeof length, body_deadline, &message.fd);
   if (length >= kMaxMessageBytes) {
-    throw ChannelClosed(fmt::format("message header announces {} bytes: not the harness protocol", length));
+    throw MalformedMessage(fmt::format("message header announces {} bytes: not the harness protocol", length));
   }
   std::string text(length, '\0');
   read_exactly(text.data(), length, body_deadline, &message.fd);
   try {
     message.body = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw ChannelClosed(fmt::format("malformed message: {}", e.what()));
+    throw MalformedMessage(fmt::format("malformed message: {}", e.what()));
   }
   return message;
 }

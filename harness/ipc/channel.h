@@ -8,9 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/types.h>
+
+#include <memory>
 #include <optional>
 
 #include "harness/core/error.h"
+#include "harness/ipc/exit_watch.h"
 
 namespace harness {
 
@@ -18,6 +22,13 @@ namespace harness {
 class ChannelClosed : public HarnessError {
  public:
   using HarnessError::HarnessError;
+};
+
+// A message that is not the protocol (a length beyond the limit, text that
+// is not JSON): whoever wrote it, the channel cannot be trusted any more.
+class MalformedMessage : public UntrustedInputError {
+ public:
+  using UntrustedInputError::UntrustedInputError;
 };
 
 class Channel {
@@ -34,14 +45,24 @@ class Channel {
 
   void send(const nlohmann::json& body, int fd_to_pass = -1);
   // Waits at most timeout_s seconds (forever when negative) for a whole
-  // message; nullopt when the time ran out.
+  // message; nullopt when the time ran out. Throws ChannelClosed when the
+  // other end is gone, MalformedMessage for bytes that are not a message.
   std::optional<Message> receive(double timeout_s);
+  // From now on, waiting for a message ends (ChannelClosed) as soon as this
+  // process has ended, even if another process still holds the socket.
+  void watch_exit(pid_t pid) { exit_watch_ = std::make_unique<ExitWatch>(pid); }
 
  private:
   bool wait_readable(long long deadline_ns);
   void read_exactly(char* out, size_t size, long long deadline_ns, int* received_fd);
 
   int fd_;
+  std::unique_ptr<ExitWatch> exit_watch_;
 };
+
+// Waits until `fd` is readable (true) or the deadline passes (false; never
+// when deadline_ns is negative); throws ChannelClosed once `watch` reports
+// its process ended while nothing is left to read.
+bool wait_readable_or_exit(int fd, long long deadline_ns, const ExitWatch* watch);
 
 }  // namespace harness

@@ -37,15 +37,7 @@ std::optional<std::string> LineChannel::receive_line(double timeout_s) {
     if (pending_.size() > kMaxLineBytes) {
       throw ChannelClosed(fmt::format("a line of more than {} bytes on standard output", kMaxLineBytes));
     }
-    const int64_t left = deadline - monotonic_ns();
-    if (left <= 0) return std::nullopt;
-    pollfd p{fd_, POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left / 1000000 + 1, 1 << 30)));
-    if (ready == -1) {
-      if (errno == EINTR) continue;
-      HARNESS_CHECK_ERRNO(-1, "poll on the process's standard output");
-    }
-    if (ready == 0) continue;
+    if (!wait_readable_or_exit(fd_, deadline, exit_watch_.get())) return std::nullopt;
     char buffer[65536];
     const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
     if (n == -1) {

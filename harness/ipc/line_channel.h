@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -22,10 +23,13 @@ class LineChannel {
   // The next line (without its '\n') within timeout_s seconds, or nullopt.
   // Throws ChannelClosed at end of stream, or for a line beyond kMaxLineBytes.
   std::optional<std::string> receive_line(double timeout_s);
+  // As Channel::watch_exit.
+  void watch_exit(pid_t pid) { exit_watch_ = std::make_unique<ExitWatch>(pid); }
 
  private:
   int fd_;
   std::string pending_;  // bytes received after the last complete line
+  std::unique_ptr<ExitWatch> exit_watch_;
 };
 
 }  // namespace harness

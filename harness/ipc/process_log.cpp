@@ -1,6 +1,9 @@
 #include "harness/ipc/process_log.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
 
 #include <fstream>
 
@@ -24,12 +27,21 @@ std::string ProcessLog::tail(size_t max_bytes) const {
   std::string text(length, '\0');
   in.read(text.data(), static_cast<std::streamsize>(length));
   text.resize(static_cast<size_t>(in.gcount()));
-  return size - offset_ > max_bytes ? "..." + text : text;
+  if (size - offset_ <= max_bytes) return text;
+  return fmt::format("[{} earlier bytes not kept] ...", size - offset_ - text.size()) + text;
 }
 
 std::string ProcessLog::drain(size_t max_bytes) {
   std::string text = tail(max_bytes);
-  offset_ = file_size(path_);
+  const size_t size = file_size(path_);
+  // Only each case's tail is kept, so the file may go once it is large: a
+  // submission printing 100 MB per call must not fill the disk over a run.
+  // The child appends (O_APPEND), so its next write lands at the new end.
+  if (size >= kTruncateAtBytes && ::truncate(path_.c_str(), 0) == 0) {
+    offset_ = 0;
+  } else {
+    offset_ = size;
+  }
   return text;
 }
 

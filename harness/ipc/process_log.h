@@ -12,10 +12,13 @@ class ProcessLog {
  public:
   explicit ProcessLog(std::string path);  // truncates the file
   const std::string& path() const { return path_; }
-  // The last max_bytes of what was written since the last drain ("..." in
-  // front when cut), without consuming it.
+  // Once the file holds this much at a drain, it is emptied.
+  static constexpr size_t kTruncateAtBytes = 1 << 20;
+
+  // The last max_bytes of what was written since the last drain (saying
+  // how many bytes before it were not kept), without consuming it.
   std::string tail(size_t max_bytes) const;
-  // The same, and consumed.
+  // The same, and consumed; empties the file once it is kTruncateAtBytes.
   std::string drain(size_t max_bytes);
 
  private:

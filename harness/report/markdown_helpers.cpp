@@ -6,6 +6,7 @@
 #include <exception>
 #include <set>
 
+#include "harness/report/format.h"
 #include "harness/runner/challenge_config.h"
 
 namespace harness::markdown {
@@ -63,7 +64,7 @@ void header_row(std::string& out, const std::string& first, const std::vector<co
   out += "| " + first + " |";
   for (const auto* e : columns) {
     const std::string& role = e->submission.role;
-    out += fmt::format(" {}{} |", e->submission.name, role == "mutant" || role == "exploit" ? " (" + role + ")" : "");
+    out += fmt::format(" {}{} |", markdown_cell(e->submission.name), role == "mutant" || role == "exploit" ? " (" + role + ")" : "");
   }
   out += "\n|---|";
   for (size_t i = 0; i < columns.size(); ++i) out += alignment + "|";

@@ -73,7 +73,7 @@ void cross_summary(std::string& out, const RunResults& r) {
     for (size_t i = 0; i < challenges.size(); ++i) out += "---:|";
     out += "\n";
     for (const auto& name : names) {
-      out += "| " + name + " |";
+      out += "| " + markdown_cell(name) + " |";
       for (const auto& c : challenges) {
         const EntryResult* found = nullptr;
         for (const auto& e : r.entries) {
@@ -91,8 +91,8 @@ void environment(std::string& out, const ReportInput& input) {
   out += "## Environment\n\n";
   for (const auto& named : input.runs) {
     const RunInfo& run = named.results.run;
-    out += fmt::format("- `{}`: harness {}, commit `{}`, seed {}, {} to {}{}\n", named.origin, run.harness_version,
-                       run.git_commit, run.seed, run.started, run.finished.empty() ? "(not finished)" : run.finished,
+    out += fmt::format("- {}: harness {}, commit {}, seed {}, {} to {}{}\n", markdown_code(named.origin),
+                       markdown_cell(run.harness_version), markdown_code(run.git_commit), run.seed, run.started, run.finished.empty() ? "(not finished)" : run.finished,
                        run.complete ? "" : ", **incomplete**");
     out += fmt::format("  - host {}: {}, {} logical cores, {} memory, {}\n", run.host.hostname, run.host.cpu_model,
                        run.host.logical_cores, format_bytes(static_cast<double>(run.host.memory_bytes)), run.host.os);
@@ -159,7 +159,9 @@ std::string render_markdown(const ReportInput& input) {
   }
   environment(out, input);
   out += "## Reproduce\n\n";
-  for (const auto& named : input.runs) out += fmt::format("- `{}`: `{}`\n", named.origin, named.results.run.command_line);
+  for (const auto& named : input.runs) {
+    out += fmt::format("- {}: {}\n", markdown_code(named.origin), markdown_code(named.results.run.command_line));
+  }
   out += "\nEvery failing case above lists the command that re-runs it alone with the same inputs.\n";
   return out;
 }

@@ -28,19 +28,19 @@ void failures(std::string& out, const Group& g, Suite suite, const char* title) 
     for (const auto& c : e->cases) {
       if (c.suite == suite && (is_failure(c.verdict) || c.verdict == Verdict::harness_error)) failing.push_back(&c);
     }
-    out += fmt::format("- **{}**: {}\n", e->submission.name, verdict_counts(*e, suite));
+    out += fmt::format("- **{}**: {}\n", markdown_cell(e->submission.name), verdict_counts(*e, suite));
     if (e->build.status != "ok") {
       out += fmt::format("  - build {}: {}\n", e->build.status, markdown_cell(e->build.reason));
-      if (!e->build.log_path.empty()) out += fmt::format("  - full build log: `{}`\n", e->build.log_path);
-      if (!e->build.log_excerpt.empty()) out += fmt::format("\n```\n{}```\n\n", e->build.log_excerpt);
+      if (!e->build.log_path.empty()) out += fmt::format("  - full build log: {}\n", markdown_code(e->build.log_path));
+      if (!e->build.log_excerpt.empty()) out += "\n" + markdown_code_block(e->build.log_excerpt) + "\n";
       continue;
     }
     if (failing.empty()) continue;
     out += "\n  | Case | Verdict | What went wrong | Reproduce |\n  |---|---|---|---|\n";
     for (size_t i = 0; i < failing.size() && i < kMaxFailuresShown; ++i) {
       const auto* c = failing[i];
-      out += fmt::format("  | `{}` | {} | {} | `{}` |\n", c->id, verdict_name(c->verdict), markdown_cell(c->message),
-                         c->reproduce);
+      out += fmt::format("  | {} | {} | {} | {} |\n", markdown_code(c->id), verdict_name(c->verdict), markdown_cell(c->message),
+                         markdown_code(c->reproduce));
     }
     if (failing.size() > kMaxFailuresShown) {
       out += fmt::format("\n  ... and {} more (every one is in the results file).\n", failing.size() - kMaxFailuresShown);
@@ -156,7 +156,7 @@ void performance(std::string& out, const Group& g) {
     if (e->submission.role == "baseline") baseline = e;
   }
   out += "| Case | Bytes moved |";
-  for (const auto* e : g.ranked) out += fmt::format(" {} |", e->submission.name);
+  for (const auto* e : g.ranked) out += fmt::format(" {} |", markdown_cell(e->submission.name));
   out += "\n|---|---:|";
   for (size_t i = 0; i < g.ranked.size(); ++i) out += "---:|";
   out += "\n";
@@ -251,7 +251,7 @@ void completeness(std::string& out, const Group& g) {
     std::string list;
     for (size_t i = 0; i < unsupported.size() && i < 8; ++i) list += (i ? ", " : "") + unsupported[i];
     if (unsupported.size() > 8) list += fmt::format(" and {} more", unsupported.size() - 8);
-    lines += fmt::format("- **{}** declares {} case(s) unsupported: {}\n", e->submission.name, unsupported.size(), list);
+    lines += fmt::format("- **{}** declares {} case(s) unsupported: {}\n", markdown_cell(e->submission.name), unsupported.size(), list);
   }
   if (lines.empty()) return;
   out += "#### Completeness\n\n" + lines + "\n";
@@ -275,7 +275,7 @@ void mutants(std::string& out, const Group& g) {
       }
       if (!evidence && is_failure(c.verdict)) evidence = &c;
     }
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", e->submission.name, expected,
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", markdown_cell(e->submission.name), expected,
                        verdict_counts(*e, expect ? std::optional<Suite>(expect->suite) : std::nullopt),
                        evidence ? fmt::format("`{}`: {}", evidence->id, markdown_cell(evidence->message, 160)) : "-",
                        evidence ? "`" + evidence->reproduce + "`" : "-");

@@ -30,18 +30,19 @@ void winner_line(std::string& out, const Group& g) {
                    [](const EntryResult* a, const EntryResult* b) { return a->scores->overall > b->scores->overall; });
   const auto* first = ranked[0];
   if (ranked.size() == 1) {
-    out += fmt::format("**{}** is the only ranked submission: {:.1f} ({}).\n\n", first->submission.name,
+    out += fmt::format("**{}** is the only ranked submission: {:.1f} ({}).\n\n", markdown_cell(first->submission.name),
                        first->scores->overall, first->scores->grade);
     return;
   }
   const double margin = first->scores->overall - ranked[1]->scores->overall;
   if (margin < 0.05) {
-    out += fmt::format("**No winner:** {} and {} tie at {:.1f} ({}).\n\n", first->submission.name,
-                       ranked[1]->submission.name, first->scores->overall, first->scores->grade);
+    out += fmt::format("**No winner:** {} and {} tie at {:.1f} ({}).\n\n", markdown_cell(first->submission.name),
+                       markdown_cell(ranked[1]->submission.name), first->scores->overall, first->scores->grade);
     return;
   }
   out += fmt::format("**Winner: {}** with {:.1f} ({}), ahead of {} ({:.1f}, {}) by **{:.1f} points**.\n\n",
-                     first->submission.name, first->scores->overall, first->scores->grade, ranked[1]->submission.name,
+                     markdown_cell(first->submission.name), first->scores->overall, first->scores->grade,
+                     markdown_cell(ranked[1]->submission.name),
                      ranked[1]->scores->overall, ranked[1]->scores->grade, margin);
 }
 
@@ -64,9 +65,13 @@ void in_short(std::string& out, const Group& g) {
       if (is_failure(c.verdict)) ++failed[std::string(verdict_name(c.verdict))];
       if (c.verdict == Verdict::pass && c.peak_fraction && (!best || *c.peak_fraction > *best->peak_fraction)) best = &c;
     }
-    std::string sentence = fmt::format("- **{}** ({}) passes {} of {} cases", e->submission.name,
-                                       e->submission.origin.empty() ? e->submission.role : e->submission.origin, passed, judged);
-    if (e->build.status != "ok") sentence = fmt::format("- **{}** did not build ({})", e->submission.name, e->build.status);
+    // Name and origin come from the submission's manifest: escaped, so that
+    // they cannot open a heading, a table or an HTML comment of their own.
+    const std::string name = markdown_cell(e->submission.name);
+    std::string sentence = fmt::format("- **{}** ({}) passes {} of {} cases", name,
+                                       markdown_cell(e->submission.origin.empty() ? e->submission.role : e->submission.origin),
+                                       passed, judged);
+    if (e->build.status != "ok") sentence = fmt::format("- **{}** did not build ({})", name, markdown_cell(e->build.status));
     if (!failed.empty()) {
       std::string list;
       for (const auto& [verdict, n] : failed) list += fmt::format("{}{} {}", list.empty() ? "" : ", ", n, verdict);
@@ -133,7 +138,7 @@ void summary(std::string& out, const Group& g) {
   for (const auto* e : g.ranked) {
     if (!e->scores) continue;
     for (const auto& n : e->scores->notes) {
-      out += fmt::format("- {}: {}\n", e->submission.name, n);
+      out += fmt::format("- {}: {}\n", markdown_cell(e->submission.name), markdown_cell(n, 1000));
       any_note = true;
     }
   }

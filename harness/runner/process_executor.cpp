@@ -32,6 +32,37 @@ std::string truncated(const std::string& text, size_t max = 200) {
   return text.size() > max ? text.substr(0, max) + "..." : text;
 }
 
+// A string field of a reply, "" when absent; anything but a string there is
+// the process's error, not the harness's.
+std::string string_field(const json& reply, const char* key) {
+  const auto it = reply.find(key);
+  if (it == reply.end() || it->is_null()) return "";
+  if (!it->is_string()) throw UntrustedInputError(fmt::format("the reply's \"{}\" is {}, not a string", key, truncated(it->dump())));
+  return it->get<std::string>();
+}
+
+// Makes way for a file the harness writes or reads in the scratch folder,
+// which the process can write too. A file or a link there is removed; a
+// folder (or a device, a FIFO) in its place is the process's doing: it is
+// removed as well, and costs the case.
+void clear_scratch_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::file_status status = fs::symlink_status(path, error);
+  if (status.type() == fs::file_type::not_found) return;
+  if (error) throw UntrustedInputError(fmt::format("cannot look at scratch file {}: {}", path, error.message()));
+  const bool plain = status.type() == fs::file_type::regular || status.type() == fs::file_type::symlink;
+  if (plain) {
+    if (fs::remove(path, error)) return;
+    throw UntrustedInputError(fmt::format("cannot remove scratch file {} ({}): the process changed the scratch folder",
+                                          path, error.message()));
+  }
+  fs::remove_all(path, error);
+  throw UntrustedInputError(fmt::format("the process put a {} where the harness's scratch file {} goes{}",
+                                        status.type() == fs::file_type::directory ? "folder" : "special file", path,
+                                        error ? " (and it cannot be removed: " + error.message() + ")" : " (removed)"));
+}
+
 }  // namespace
 
 ProcessExecutor::ProcessExecutor(ProcessTarget target) : target_(std::move(target)), log_(target_.log_path) {
@@ -98,15 +129,18 @@ void ProcessExecutor::ensure_started() {
                         "PYTHONPATH=" + client_path() + (python_path && *python_path ? std::string(":") + python_path : "")};
   process_ = std::make_unique<WorkerProcess>(launch);
   channel_ = std::make_unique<LineChannel>(process_->socket_fd());
+  channel_->watch_exit(process_->pid());
   // A start that fails fails the same way for every case: remember it.
   try {
     const json hello = exchange(json{{"type", "hello"}, {"protocol", 1}, {"challenge", target_.challenge},
                                      {"abi_version", target_.abi_version}, {"scratch", target_.scratch}},
                                 kHelloTimeoutSeconds, "start-up (the hello)");
     if (hello["type"] == "error") {
-      throw VerdictException(Verdict::error, "the process refused to start: " + hello.value("message", std::string("(no message)")));
+      const std::string why = string_field(hello, "message");
+      throw VerdictException(Verdict::error, "the process refused to start: " + (why.empty() ? "(no message)" : why));
     }
-    if (hello["type"] != "hello" || hello.value("protocol", 0) != 1 || !hello.contains("ops") || !hello["ops"].is_array()) {
+    if (hello["type"] != "hello" || !hello.contains("protocol") || hello["protocol"] != 1 || !hello.contains("ops") ||
+        !hello["ops"].is_array()) {
       throw VerdictException(Verdict::error, fmt::format("the process answered the hello with {}: expected "
                                                          "{{\"type\": \"hello\", \"protocol\": 1, \"ops\": [...]}}",
                                                          truncated(hello.dump())));
@@ -114,6 +148,12 @@ void ProcessExecutor::ensure_started() {
     for (const auto& op : hello["ops"]) {
       if (op.is_string()) ops_.insert(op.get<std::string>());
     }
+  } catch (const UntrustedInputError& failure) {
+    load_failure_ = "cannot start the process submission: " + std::string(failure.what());
+    if (process_) process_->kill_and_reap();
+    process_.reset();
+    channel_.reset();
+    throw VerdictException(Verdict::error, *load_failure_);
   } catch (const VerdictException& failure) {
     load_failure_ = "cannot start the process submission: " + failure.message();
     if (process_) process_->kill_and_reap();
@@ -130,8 +170,8 @@ int32_t ProcessExecutor::status_of(const json& reply, int64_t id, const std::str
   if (!reply.contains("id") || reply["id"] != id) {
     lost(Verdict::error, what, fmt::format("replied to request {} while request {} was waiting", reply.value("id", json()).dump(), id));
   }
-  const std::string status = reply.value("status", "");
-  *message = lead_with_exception(reply.value("message", ""));
+  const std::string status = string_field(reply, "status");
+  *message = lead_with_exception(string_field(reply, "message"));
   if (status == "ok") return HARNESS_STATUS_OK;
   if (status == "unsupported") return HARNESS_STATUS_UNSUPPORTED;
   if (status == "error") return HARNESS_STATUS_ERROR;
@@ -149,6 +189,7 @@ json ProcessExecutor::call_request(const std::string& op, const json& scalars, c
     const TensorSpec& spec = b.tensor->spec();
     const std::string path = fmt::format("{}/{}-{}.npy", target_.scratch, prefix, spec.name);
     if (b.access == protocol::Access::in) {
+      clear_scratch_path(path);
       write_npy(path, spec.dtype, spec.shape, b.tensor->raw());
       inputs[spec.name] = path;
     } else {
@@ -164,13 +205,21 @@ void ProcessExecutor::read_outputs(const std::vector<Binding>& tensors, const st
     if (!protocol::is_written(b.access)) continue;
     const TensorSpec& spec = b.tensor->spec();
     const std::string path = fmt::format("{}/{}-{}.out.npy", target_.scratch, prefix, spec.name);
-    if (!std::filesystem::exists(path)) {
+    std::error_code ignored;
+    if (std::filesystem::symlink_status(path, ignored).type() == std::filesystem::file_type::not_found) {
       throw VerdictException(Verdict::error, fmt::format("{}: the process replied ok but did not write output {} ({})", what, spec.name, path));
     }
     NpyArray array;
     try {
-      array = read_npy(path);
-    } catch (const UsageError& e) {
+      // At most the size the expected tensor takes: never read gigabytes
+      // because a process wrote (or faked, sparsely) a huge file.
+      array = read_npy(path, npy_max_file_bytes(spec.dtype, spec.shape));
+    } catch (const UntrustedInputError& e) {
+      try {
+        clear_scratch_path(path);  // not to be found again by the next call
+      } catch (const UntrustedInputError&) {
+        // What read_npy found wrong says more than that it was no file.
+      }
       throw VerdictException(Verdict::error, fmt::format("{}: output {}: {}", what, spec.name, e.what()));
     }
     if (array.dtype != spec.dtype || array.shape != spec.shape) {
@@ -179,7 +228,7 @@ void ProcessExecutor::read_outputs(const std::vector<Binding>& tensors, const st
                                                          dtype_name(spec.dtype), shape_text(spec.shape)));
     }
     std::memcpy(b.tensor->raw(), array.data.data(), array.data.size());
-    std::filesystem::remove(path);
+    clear_scratch_path(path);
   }
 }
 
@@ -205,7 +254,7 @@ protocol::CallReply ProcessExecutor::call(const std::string& op, const json& sca
     if (answer.contains("scalars") && answer["scalars"].is_object()) reply.scalars = answer["scalars"];
   }
   for (const Binding& b : tensors) {
-    if (b.access == protocol::Access::in) std::filesystem::remove(fmt::format("{}/{}-{}.npy", target_.scratch, prefix, b.tensor->spec().name));
+    if (b.access == protocol::Access::in) clear_scratch_path(fmt::format("{}/{}-{}.npy", target_.scratch, prefix, b.tensor->spec().name));
   }
   return reply;
 }
@@ -227,7 +276,7 @@ protocol::TimeReply ProcessExecutor::time(const std::string& op, const json& sca
   const std::string what = op + " (timed repetitions)";
   auto one_call = [&](size_t s) {
     for (const Binding& b : sets[s]) {
-      if (protocol::is_written(b.access)) std::filesystem::remove(fmt::format("{}/timed{}-{}.out.npy", target_.scratch, s, b.tensor->spec().name));
+      if (protocol::is_written(b.access)) clear_scratch_path(fmt::format("{}/timed{}-{}.out.npy", target_.scratch, s, b.tensor->spec().name));
     }
     const int64_t id = next_id_++;
     json request = requests[s];

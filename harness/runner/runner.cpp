@@ -8,8 +8,10 @@
 #include "harness/core/error.h"
 #include "harness/core/files.h"
 #include "harness/core/rng.h"
+#include "harness/core/utf8.h"
 #include "harness/runner/case_context.h"
 #include "harness/runner/control_executor.h"
+#include "harness/runner/failure_verdict.h"
 #include "harness/runner/process_executor.h"
 #include "harness/runner/worker_executor.h"
 
@@ -97,14 +99,14 @@ void run_one_case(const RunSettings& settings, const PlannedEntry& entry, const 
           *result.bandwidth / 1e9, peak->ceiling_bytes_per_second() / 1e9, result.bytes_moved,
           result.timing->summary.median / 1e3);
     }
-  } catch (const VerdictException& v) {
-    result.verdict = v.verdict();
-    result.message = v.message();
-  } catch (const std::exception& e) {
-    result.verdict = Verdict::harness_error;
-    result.message = fmt::format("the harness failed on this case: {}", e.what());
+  } catch (...) {
+    const FailureVerdict failure = verdict_of_failure(std::current_exception());
+    result.verdict = failure.verdict;
+    result.message = failure.message;
   }
-  result.worker_output = executor.drain_output(kWorkerOutputKept);
+  // Both may hold the submission's bytes; the results must stay valid JSON.
+  result.message = sanitized_utf8(result.message);
+  result.worker_output = sanitized_utf8(executor.drain_output(kWorkerOutputKept));
   result.seconds = static_cast<double>(monotonic_ns() - start) / 1e9;
 }
 

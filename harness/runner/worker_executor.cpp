@@ -2,18 +2,43 @@
 
 #include <unistd.h>
 
+#include <cmath>
 
 #include "harness/core/error.h"
 #include "harness/runner/verdict.h"
+#include "harness_abi.h"
 
 namespace harness {
 
 using nlohmann::json;
 
 namespace {
-constexpr double kStartTimeoutSeconds = 120;  // loading a library and creating a CUDA context
 constexpr double kSmallRequestTimeoutSeconds = 60;
 constexpr size_t kOutputInMessages = 1500;
+
+// The "type" of a message, or "" when it has none that is a string.
+std::string type_of(const json& body) {
+  const auto it = body.is_object() ? body.find("type") : body.end();
+  return it != body.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::string excerpt(const json& body) {
+  const std::string text = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  return text.size() > 200 ? text.substr(0, 200) + "..." : text;
+}
+
+// Timings the rest of the harness can use: one device and one wall sample
+// per timed call, finite and not negative.
+bool usable_samples(const protocol::TimeReply& reply) {
+  if (reply.device_ns.size() != reply.wall_ns.size()) return false;
+  if (reply.status == HARNESS_STATUS_OK && reply.device_ns.empty()) return false;
+  for (const auto* samples : {&reply.device_ns, &reply.wall_ns}) {
+    for (double ns : *samples) {
+      if (!std::isfinite(ns) || ns < 0) return false;
+    }
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -58,8 +83,8 @@ void WorkerExecutor::worker_lost(Verdict verdict, const std::string& what, const
   throw VerdictException(verdict, message);
 }
 
-void WorkerExecutor::ensure_started() {
-  if (load_failure_) throw VerdictException(Verdict::error, *load_failure_);
+void WorkerExecutor::ensure_started(double timeout_s) {
+  if (load_failure_) throw VerdictException(load_failure_->first, load_failure_->second);
   if (process_) return;
   WorkerLaunch launch;
   launch.executable = target_.worker_executable;
@@ -67,39 +92,50 @@ void WorkerExecutor::ensure_started() {
                       target_.device_kind, "--device-index", std::to_string(target_.device_index)};
   launch.log_path = target_.log_path;
   process_ = std::make_unique<WorkerProcess>(launch);
+  process_->channel().watch_exit(process_->pid());
   ++starts_;
   std::optional<Channel::Message> hello;
   try {
-    hello = process_->channel().receive(kStartTimeoutSeconds);
+    hello = process_->channel().receive(timeout_s);
+  } catch (const MalformedMessage& garbled) {
+    malformed("start-up", json(), garbled.what());
   } catch (const ChannelClosed&) {
     const auto ending = process_->wait_exit(5.0);
     worker_lost(Verdict::crash, "start-up (loading the submission)", ending.value_or("closed its channel"));
   }
   if (!hello) {
+    // Loading runs the library's constructors, which hang the same way every
+    // time: remember it, so each later case costs nothing instead of another
+    // timeout.
     process_->kill_and_reap();
-    worker_lost(Verdict::timeout, "start-up", fmt::format("did not start within {} s", kStartTimeoutSeconds));
+    load_failure_ = {Verdict::timeout, fmt::format("the worker did not finish loading the submission within {:.0f} s "
+                                                   "(a constructor of the library that never returns?)", timeout_s)};
+    worker_lost(Verdict::timeout, "start-up", fmt::format("did not start within {:.0f} s", timeout_s));
   }
-  const std::string type = hello->body.value("type", "");
+  const std::string type = type_of(hello->body);
   if (type == "fatal") {
     // Loading fails the same way every time: remember it instead of
     // restarting the worker for every remaining case.
-    load_failure_ = "cannot load the submission: " + hello->body.value("message", "");
+    const json why = hello->body.value("message", json());
+    load_failure_ = {Verdict::error, "cannot load the submission: " + (why.is_string() ? why.get<std::string>() : excerpt(why))};
     process_->wait_exit(5.0);
     process_.reset();
-    throw VerdictException(Verdict::error, *load_failure_);
+    throw VerdictException(Verdict::error, load_failure_->second);
   }
   if (type != "hello") {
     process_->kill_and_reap();
-    worker_lost(Verdict::error, "start-up", fmt::format("sent '{}' instead of hello", type));
+    worker_lost(Verdict::error, "start-up", fmt::format("sent {} instead of hello", excerpt(hello->body)));
   }
 }
 
 json WorkerExecutor::request(const json& message, int fd, double timeout_s, const std::string& what) {
-  ensure_started();
+  ensure_started(timeout_s);
   std::optional<Channel::Message> reply;
   try {
     process_->channel().send(message, fd);
     reply = process_->channel().receive(timeout_s);
+  } catch (const MalformedMessage& garbled) {
+    malformed(what, json(), garbled.what());
   } catch (const ChannelClosed&) {
     const auto ending = process_->wait_exit(5.0);
     worker_lost(Verdict::crash, what, ending ? *ending : process_->kill_and_reap());
@@ -109,7 +145,25 @@ json WorkerExecutor::request(const json& message, int fd, double timeout_s, cons
     worker_lost(Verdict::timeout, what, fmt::format("gave no answer within {:.0f} s and was killed", timeout_s));
   }
   if (reply->fd >= 0) ::close(reply->fd);
+  if (type_of(reply->body) != "reply") malformed(what, reply->body, "it is not a reply");
   return reply->body;
+}
+
+void WorkerExecutor::malformed(const std::string& what, const json& body, const std::string& problem) {
+  // Whatever wrote it (a submission writing on the worker's socket), the
+  // channel can no longer be trusted to pair requests and replies: the
+  // worker goes, and the case is the submission's error.
+  if (process_) process_->kill_and_reap();
+  worker_lost(Verdict::error, what, fmt::format("sent a malformed reply ({}): {}", problem, excerpt(body)));
+}
+
+template <class Reply>
+Reply WorkerExecutor::decode(const json& body, const std::string& what) {
+  try {
+    return body.get<Reply>();
+  } catch (const std::exception& e) {
+    malformed(what, body, e.what());
+  }
 }
 
 void WorkerExecutor::raise_fault(const std::optional<protocol::Fault>& fault, const std::string& what) {
@@ -128,8 +182,9 @@ void WorkerExecutor::map(const std::vector<Binding>& tensors, const std::string&
     if (mapped_.count(buffer.id())) continue;
     const json reply = request(json{{"type", "map"}, {"buffer", buffer.id()}, {"bytes", buffer.total_bytes()}},
                                buffer.fd(), kSmallRequestTimeoutSeconds, what + " (mapping " + b.tensor->spec().name + ")");
-    if (!reply.value("ok", false)) {
-      protocol::CallReply failed = reply.get<protocol::CallReply>();
+    const auto ok = reply.find("ok");
+    if (ok == reply.end() || !ok->is_boolean() || !ok->get<bool>()) {
+      const auto failed = decode<protocol::CallReply>(reply, what);
       raise_fault(failed.fault, what);
     }
     mapped_.insert(buffer.id());
@@ -138,11 +193,11 @@ void WorkerExecutor::map(const std::vector<Binding>& tensors, const std::string&
 
 protocol::CallReply WorkerExecutor::call(const std::string& op, const json& scalars,
                                          const std::vector<Binding>& tensors, double timeout_s) {
-  ensure_started();
+  ensure_started(timeout_s);
   map(tensors, op);
   const json body = request(json{{"type", "call"}, {"op", op}, {"scalars", scalars}, {"tensors", bindings_to_json(tensors)}},
                             -1, timeout_s, op);
-  protocol::CallReply reply = body.get<protocol::CallReply>();
+  const auto reply = decode<protocol::CallReply>(body, op);
   raise_fault(reply.fault, op);
   return reply;
 }
@@ -150,7 +205,7 @@ protocol::CallReply WorkerExecutor::call(const std::string& op, const json& scal
 protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scalars,
                                          const std::vector<std::vector<Binding>>& sets,
                                          const protocol::TimingPolicy& policy, double timeout_s) {
-  ensure_started();
+  ensure_started(timeout_s);
   json set_list = json::array();
   for (const auto& set : sets) {
     map(set, op);
@@ -159,10 +214,14 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
   const std::string what = op + " (timed repetitions)";
   const json body = request(json{{"type", "time"}, {"op", op}, {"scalars", scalars}, {"sets", set_list}, {"policy", policy}},
                             -1, timeout_s, what);
-  if (body.contains("device_ns")) return body.get<protocol::TimeReply>();
-  protocol::CallReply failed = body.get<protocol::CallReply>();
+  if (body.contains("device_ns")) {
+    const auto reply = decode<protocol::TimeReply>(body, what);
+    if (!usable_samples(reply)) malformed(what, body, "its timings are not one finite, non-negative sample per call");
+    return reply;
+  }
+  const auto failed = decode<protocol::CallReply>(body, what);
   raise_fault(failed.fault, what);
-  HARNESS_FAIL("the worker answered {} with neither samples nor a fault", what);
+  malformed(what, body, "neither samples nor a fault");
 }
 
 void WorkerExecutor::release(const SharedTensor& tensor) {

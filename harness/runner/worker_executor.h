@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "harness/ipc/process_log.h"
 #include "harness/ipc/worker_process.h"
@@ -42,17 +43,23 @@ class WorkerExecutor : public Executor {
   int starts() const { return starts_; }
 
  private:
-  void ensure_started();
+  // Starts the worker if none runs; loading may take at most timeout_s.
+  void ensure_started(double timeout_s);
   void map(const std::vector<Binding>& tensors, const std::string& what);
   nlohmann::json request(const nlohmann::json& message, int fd, double timeout_s, const std::string& what);
   // Turns a reply's fault into the verdict it costs.
   void raise_fault(const std::optional<protocol::Fault>& fault, const std::string& what);
+  // A reply that is not the protocol: the worker is killed, the case is an error.
+  [[noreturn]] void malformed(const std::string& what, const nlohmann::json& body, const std::string& problem);
+  template <class Reply>
+  Reply decode(const nlohmann::json& body, const std::string& what);
   [[noreturn]] void worker_lost(Verdict verdict, const std::string& what, const std::string& how);
   WorkerTarget target_;
   ProcessLog log_;
   std::unique_ptr<WorkerProcess> process_;
   std::set<uint64_t> mapped_;
-  std::optional<std::string> load_failure_;
+  // A load that fails (an error, a hang) fails the same way every time.
+  std::optional<std::pair<Verdict, std::string>> load_failure_;
   int starts_ = 0;
 };
 

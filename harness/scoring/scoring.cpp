@@ -11,9 +11,14 @@ namespace harness {
 
 namespace {
 
-// Cases that judge the submission: not declared unsupported, not lost to
-// a harness error, not unavailable here.
-bool judged(Verdict v) { return v != Verdict::unsupported && v != Verdict::harness_error && v != Verdict::unavailable; }
+// Cases that judge the submission: all but those it declared unsupported
+// and those that could not run here. A case lost to a harness error is
+// judged and did not pass: a case that did not pass never counts as passed,
+// whoever is to blame, so provoking a harness error never helps a score.
+bool judged(Verdict v) { return v != Verdict::unsupported && v != Verdict::unavailable; }
+
+// Fails a core case for the cap: any failure, and a harness error too.
+bool fails_core(Verdict v) { return is_failure(v) || v == Verdict::harness_error; }
 
 bool supported(Verdict v) {
   return v != Verdict::unsupported && v != Verdict::build_failed && v != Verdict::unavailable;
@@ -110,8 +115,7 @@ DimensionScore completeness(const EntryResult& entry) {
   DimensionScore d;
   size_t total = 0, ok = 0;
   for (const auto& c : entry.cases) {
-    if (c.verdict == Verdict::harness_error) continue;
-    ++total;
+    ++total;  // a harness error was not declared unsupported
     if (supported(c.verdict)) ++ok;
   }
   d.measured = total > 0;
@@ -163,7 +167,7 @@ Scores score_entry(const EntryResult& entry, const EntryResult* baseline) {
 
   size_t failed_core = 0, harness_errors = 0, impossible = 0;
   for (const auto& c : entry.cases) {
-    if (c.suite == Suite::correctness && is_failure(c.verdict)) ++failed_core;
+    if (c.suite == Suite::correctness && fails_core(c.verdict)) ++failed_core;
     if (c.verdict == Verdict::harness_error) ++harness_errors;
     if (c.verdict == Verdict::impossible_speed) ++impossible;
   }
@@ -172,7 +176,9 @@ Scores score_entry(const EntryResult& entry, const EntryResult* baseline) {
     if (s.overall > kFailedCoreCap) s.overall = kFailedCoreCap;
     s.notes.push_back(fmt::format("{} core correctness case(s) failed: overall held to C at most", failed_core));
   }
-  if (harness_errors) s.notes.push_back(fmt::format("{} case(s) not judged: the harness failed on them", harness_errors));
+  if (harness_errors) {
+    s.notes.push_back(fmt::format("{} case(s) lost to a harness error: counted as not passed", harness_errors));
+  }
   s.grade = grade_for(s.overall);
   s.ranked = !is_unranked_role(entry.submission.role) && impossible == 0;
   if (impossible) s.notes.push_back(fmt::format("{} case(s) faster than physically possible: not ranked", impossible));

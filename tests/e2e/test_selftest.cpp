@@ -64,15 +64,63 @@ void expect_tolerance_justified(const RunResults& results) {
   EXPECT_GE(4 * caught, 3 * core) << caught << " of " << core << " core cases caught";
 }
 
+// The exploits of softmax_topk (submissions/softmax_topk/exploits): their
+// verdicts are checked with every other expectation; here, what each
+// defence must also bound: the time a fault costs.
+void expect_exploits_stopped(const RunResults& results) {
+  size_t exploits = 0;
+  for (const auto& e : results.entries) exploits += e.submission.role == "exploit";
+  EXPECT_GE(exploits, 12u) << "exploits missing from the corpus";
+  // Watched by its pid, a worker whose child holds the socket is a crash at
+  // once, not a timeout after --timeout 3.
+  for (const char* name : {"cpu-exploit-child-holds-socket", "process-exploit-child-holds-stdout"}) {
+    for (const auto& c : testing::entry_of(results, name).cases) EXPECT_LT(c.seconds, 2.0) << name << ": " << c.message;
+  }
+  // A constructor that never returns costs the first case its --timeout,
+  // and the next case nothing: the load failure is remembered.
+  const auto& hanging = testing::entry_of(results, "cpu-exploit-hanging-constructor").cases;
+  ASSERT_EQ(hanging.size(), 2u);
+  EXPECT_LT(hanging[0].seconds, 4.5);
+  EXPECT_LT(hanging[1].seconds, 0.5);
+  // 4 MiB printed per call: each case keeps a bounded tail and says so.
+  for (const auto& c : testing::entry_of(results, "cpu-exploit-output-flood").cases) {
+    EXPECT_LT(c.worker_output.size(), 2100u);
+    EXPECT_NE(c.worker_output.find("earlier bytes not kept"), std::string::npos) << c.worker_output.substr(0, 100);
+  }
+  // The 1.5 GB sparse output is refused by its size, not read.
+  for (const auto& c : testing::entry_of(results, "process-exploit-huge-sparse-output").cases) {
+    EXPECT_NE(c.message.find("more than the"), std::string::npos) << c.message;
+  }
+}
+
+// harness list prints the injected origin on the exploit's own line.
+void expect_list_table_intact() {
+  const auto list = testing::run_cli("list softmax_topk");
+  ASSERT_EQ(list.exit_code, 0) << list.output;
+  size_t lines_naming_it = 0;
+  for (size_t start = 0; start < list.output.size();) {
+    const size_t end = std::min(list.output.find('\n', start), list.output.size());
+    const std::string line = list.output.substr(start, end - start);
+    lines_naming_it += line.find("cpu-exploit-report-injection") != std::string::npos;
+    EXPECT_NE(line.rfind("# Injected", 0), 0u) << line;
+    EXPECT_NE(line.rfind("|---|", 0), 0u) << line;
+    start = end + 1;
+  }
+  EXPECT_EQ(lines_naming_it, 1u) << list.output;
+}
+
 TEST(Selftest, EveryMutantGetsItsVerdictAndTheToleranceIsJustified) {
   testing::TempFolder folder;
   const std::string out = folder.path("selftest.json");
-  // --timeout 3: the hang mutant costs two timeouts; nothing else comes near.
+  // --timeout 3: the hang mutant costs two timeouts, the hanging-constructor
+  // exploit one; nothing else comes near.
   const auto command = testing::run_cli("selftest softmax_topk --device cpu --timeout 3 --seed 11 -o " + out);
   const RunResults results = load_results(out);
   expect_declared_verdicts(command, results, 15);
   expect_build_failure_reported(results);
   expect_tolerance_justified(results);
+  expect_exploits_stopped(results);
+  expect_list_table_intact();
 }
 
 // The largest `metric` over an entry's cases of one suite (every suite when

@@ -1,9 +1,12 @@
 // The harness <-> worker channel: framing, descriptor passing, timeouts, and
 // what a dead or babbling peer looks like.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "harness/ipc/channel.h"
@@ -67,7 +70,9 @@ TEST(Channel, GarbageInsteadOfAFrameIsRejected) {
   const char garbage[] = "hello, this is not a frame";
   ASSERT_GT(::write(fds[1], garbage, sizeof garbage), 0);
   ::close(fds[1]);
-  EXPECT_THROW(reader.receive(5), ChannelClosed);
+  // Not a closed channel: bytes that are not the protocol, which the
+  // harness holds against whoever wrote them.
+  EXPECT_THROW(reader.receive(5), MalformedMessage);
 }
 
 TEST(Channel, SendingToAClosedPeerThrowsInsteadOfKillingTheProcess) {
@@ -78,6 +83,75 @@ TEST(Channel, SendingToAClosedPeerThrowsInsteadOfKillingTheProcess) {
         for (int i = 0; i < 100; ++i) p.a->send({{"type", "call"}, {"pad", std::string(100000, 'y')}});
       },
       ChannelClosed);
+}
+
+}  // namespace
+}  // namespace harness
+
+namespace harness {
+namespace {
+
+// A child that forks a grandchild holding the socket, then exits: the
+// exploit cpu-exploit-child-holds-socket in miniature.
+struct ChildLeavingTheSocketOpen {
+  ChildLeavingTheSocketOpen() {
+    int fds[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+    pid = ::fork();
+    if (pid == 0) {
+      ::setpgid(0, 0);
+      ::close(fds[0]);
+      if (::fork() == 0) {
+        ::sleep(30);
+        ::_exit(0);
+      }
+      ::_exit(1);
+    }
+    ::setpgid(pid, pid);
+    ::close(fds[1]);
+    channel = std::make_unique<Channel>(fds[0]);
+  }
+  ~ChildLeavingTheSocketOpen() {
+    ::kill(-pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+  }
+  pid_t pid = -1;
+  std::unique_ptr<Channel> channel;
+};
+
+TEST(ChannelExitWatch, WithoutItADeadPeerWhoseChildHoldsTheSocketLooksLikeAHang) {
+  ChildLeavingTheSocketOpen peer;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(peer.channel->receive(0.5));  // nothing, until the time limit
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(450));
+}
+
+TEST(ChannelExitWatch, WithItTheEndOfThePeerEndsTheWaitAtOnce) {
+  ChildLeavingTheSocketOpen peer;
+  peer.channel->watch_exit(peer.pid);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(peer.channel->receive(20), ChannelClosed);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
+TEST(ChannelExitWatch, WhatThePeerSentBeforeItEndedIsStillRead) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    Channel(fds[1]).send({{"type", "reply"}, {"last", true}});
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  Channel channel(fds[0]);
+  channel.watch_exit(pid);
+  int status = 0;
+  const auto reply = channel.receive(5);
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(reply->body["last"], true);
 }
 
 }  // namespace

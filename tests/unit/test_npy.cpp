@@ -2,6 +2,10 @@
 // protocol does not accept is refused with a message that says why.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 
 #include "harness/core/error.h"
@@ -24,7 +28,7 @@ std::string npy_bytes(const std::string& header, size_t data_bytes, int major = 
 std::string error_of(const std::string& bytes) {
   try {
     parse_npy(bytes, "t.npy");
-  } catch (const UsageError& e) {
+  } catch (const UntrustedInputError& e) {
     return e.what();
   }
   return "";
@@ -70,6 +74,53 @@ TEST(Npy, MalformedFilesAreRefusedWithTheReason) {
   EXPECT_NE(error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False}", 4)).find("no 'shape'"), std::string::npos);
   EXPECT_NE(error_of(npy_bytes(good, 24, 4)).find("format version 4"), std::string::npos);
   EXPECT_NE(error_of(npy_bytes(good, 24).substr(0, 30)).find("cut off"), std::string::npos);
+}
+
+// Shapes whose size overflows: an extent beyond int64 (std::stoll would
+// throw out_of_range) and a product beyond size_t (it would wrap around).
+TEST(Npy, ShapesThatOverflowAreRefusedAsTheFilesFault) {
+  EXPECT_NE(error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999, 2), }", 0))
+                .find("beyond int64"), std::string::npos);
+  EXPECT_NE(error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000000000, 1000), }", 0))
+                .find("overflows"), std::string::npos);
+}
+
+std::string read_error(const std::string& path, size_t max_bytes) {
+  try {
+    read_npy(path, max_bytes);
+  } catch (const UntrustedInputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The exploit process-exploit-huge-sparse-output: a valid header, then a
+// hole up to 1.5 GB. Without a limit read_npy would read it whole; with the
+// size the expected tensor takes, it is refused before a byte is read.
+TEST(Npy, AFileLargerThanTheExpectedTensorIsRefusedUnread) {
+  testing::TempFolder tmp;
+  const std::string path = tmp.path("sparse.npy");
+  const float data[4] = {1, 2, 3, 4};
+  write_npy(path, DType::f32, {2, 2}, data);
+  const size_t limit = npy_max_file_bytes(DType::f32, {2, 2});
+  EXPECT_EQ(read_error(path, limit), "");
+  ASSERT_EQ(::truncate(path.c_str(), 1536LL << 20), 0);
+  EXPECT_NE(read_error(path, limit).find("1610612736 bytes, more than the"), std::string::npos) << read_error(path, limit);
+  EXPECT_GT(npy_max_file_bytes(DType::f32, {64, 2}), 64u * 2 * 4);
+  EXPECT_LT(npy_max_file_bytes(DType::f32, {64, 2}), 1u << 20);
+}
+
+TEST(Npy, AnythingButARegularFileIsRefusedUnread) {
+  testing::TempFolder tmp;
+  std::filesystem::create_directories(tmp.path("folder.npy"));
+  EXPECT_NE(read_error(tmp.path("folder.npy"), 1 << 20).find("not a regular file"), std::string::npos);
+  // A FIFO would block the reading harness forever.
+  ASSERT_EQ(::mkfifo(tmp.path("fifo.npy").c_str(), 0600), 0);
+  EXPECT_NE(read_error(tmp.path("fifo.npy"), 1 << 20).find("not a regular file"), std::string::npos);
+  const float data[1] = {1};
+  write_npy(tmp.path("real.npy"), DType::f32, {1}, data);
+  std::filesystem::create_symlink(tmp.path("real.npy"), tmp.path("link.npy"));
+  EXPECT_NE(read_error(tmp.path("link.npy"), 1 << 20).find("not a regular file"), std::string::npos);
 }
 
 }  // namespace

@@ -81,6 +81,26 @@ TEST(Scoring, AFailedCoreCaseCapsTheOverallAtC) {
   EXPECT_DOUBLE_EQ(s.dimensions.at("correctness").score, 50.0);
 }
 
+// The exploit: a submission that provokes harness_error on the cases it
+// fails (a malformed reply, an unreadable output). Left out of the pass
+// rates and the cap, such cases used to leave it at A+.
+TEST(Scoring, AHarnessErrorNeverCountsAsPassed) {
+  auto cases = all_pass(1000, 0.8);
+  cases[0].verdict = Verdict::harness_error;
+  cases[2].verdict = Verdict::harness_error;  // edge
+  cases[4].verdict = Verdict::harness_error;  // perf
+  const Scores s = score_entry(entry("fast", "submission", cases), nullptr);
+  EXPECT_DOUBLE_EQ(s.dimensions.at("correctness").score, 50.0);
+  EXPECT_DOUBLE_EQ(s.dimensions.at("edge_cases").score, 0.0);
+  EXPECT_DOUBLE_EQ(s.dimensions.at("performance").score, 0.0);
+  EXPECT_TRUE(s.capped);
+  EXPECT_LE(s.overall, kFailedCoreCap);
+  EXPECT_NE(s.grade, "A+");
+  bool noted = false;
+  for (const auto& n : s.notes) noted = noted || n.find("3 case(s) lost to a harness error") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
 TEST(Scoring, UnsupportedCostsCompletenessNotCorrectness) {
   auto cases = all_pass(1000, 0.8);
   cases.push_back(make_case("e2", Suite::edge, Verdict::unsupported));
