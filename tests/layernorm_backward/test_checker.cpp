@@ -51,6 +51,58 @@ TEST(LayerNormChecker, TheTrustedAnswerPassesOnEveryKindOfData) {
   }
 }
 
+// The forward as sound float32 code computes it: two passes, everything in
+// float (sequential sums, the worst a plain loop does), or with the one-pass
+// variance E[x^2] - E[x]^2, the classic bug.
+std::vector<float> float32_forward(const Answer& a, bool one_pass) {
+  const auto dim = static_cast<size_t>(a.c.dim);
+  std::vector<float> y(a.x.size());
+  for (int64_t r = 0; r < a.c.rows; ++r) {
+    const float* x = a.x.data() + static_cast<size_t>(r) * dim;
+    float sum = 0, squares = 0;
+    for (size_t j = 0; j < dim; ++j) sum += x[j], squares += x[j] * x[j];
+    const float mean = sum / static_cast<float>(dim);
+    float var = 0;
+    if (one_pass) {
+      var = std::max(0.0f, squares / static_cast<float>(dim) - mean * mean);
+    } else {
+      for (size_t j = 0; j < dim; ++j) var += (x[j] - mean) * (x[j] - mean);
+      var /= static_cast<float>(dim);
+    }
+    const float rstd = 1.0f / std::sqrt(var + a.c.eps);
+    for (size_t j = 0; j < dim; ++j) y[static_cast<size_t>(r) * dim + j] = (x[j] - mean) * rstd * a.gamma[j] + a.beta[j];
+  }
+  return y;
+}
+
+TEST(LayerNormChecker, TheFloat32AllowancePassesSoundFloat32AndNoMore) {
+  Tolerances with_allowance = kTolerances;
+  for (auto& [name, t] : with_allowance) {
+    if (name != "dbeta") t.float32_factor = 2;  // as challenge.json
+  }
+  for (double offset : {1e3, 1e4, 1e6}) {
+    const Answer a(LnCase{64, 1024, Data::offset, offset, 1e-5f});
+    const std::vector<float> sound = float32_forward(a, false);
+    const std::vector<float> one_pass = float32_forward(a, true);
+    // Our float64-internal answer passes either way.
+    EXPECT_TRUE(check_forward(a.c, a.x.data(), a.gamma.data(), a.beta.data(), a.y.data(), kTolerances).ok) << offset;
+    // Sound float32 fails the plain bound: its error is float32's own...
+    EXPECT_FALSE(check_forward(a.c, a.x.data(), a.gamma.data(), a.beta.data(), sound.data(), kTolerances).ok) << offset;
+    // ...and passes once the bound allows for the rounded mean.
+    const auto report = check_forward(a.c, a.x.data(), a.gamma.data(), a.beta.data(), sound.data(), with_allowance);
+    EXPECT_TRUE(report.ok) << offset << ": " << report.message;
+    EXPECT_GT(report.metrics.value("precision_loss", 0.0), 0.4) << offset;
+    // The one-pass variance stays wrong.
+    const auto bug = check_forward(a.c, a.x.data(), a.gamma.data(), a.beta.data(), one_pass.data(), with_allowance);
+    EXPECT_FALSE(bug.ok) << offset;
+    EXPECT_NE(bug.message.find("2*eps32*F (F = max|gamma| * max(|mean| * rstd) * sqrt(D)"), std::string::npos) << bug.message;
+  }
+  // On well-scaled rows the allowance adds nothing a mistake could hide in.
+  const Answer normal(LnCase{64, 1024, Data::normal, 0, 1e-5f});
+  const auto report = check_forward(normal.c, normal.x.data(), normal.gamma.data(), normal.beta.data(), normal.y.data(), with_allowance);
+  EXPECT_LT(report.metrics.value("precision_loss", 1.0), 0.2);
+}
+
 TEST(LayerNormChecker, RealisticMistakesAreRejected) {
   const Answer good(LnCase{64, 768, Data::normal, 0, 1e-5f});
   struct Mistake {
