@@ -21,6 +21,9 @@ namespace harness {
 std::string describe_wait_status(int status) {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
+    if (ended_by_sandbox(status)) {
+      return fmt::format("was killed by signal {} ({}): it made a system call the sandbox forbids", sig, ::strsignal(sig));
+    }
     return fmt::format("was killed by signal {} ({})", sig, ::strsignal(sig));
   }
   if (WIFEXITED(status)) return fmt::format("exited with code {}", WEXITSTATUS(status));
@@ -28,6 +31,7 @@ std::string describe_wait_status(int status) {
 }
 
 WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
+  PreparedSandbox sandbox(launch.sandbox);
   int sockets[2];
   HARNESS_CHECK_ERRNO(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets), "socketpair for a worker");
   const int log_fd = ::open(launch.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -85,12 +89,21 @@ WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
         ::dup2(sockets[1], 3);
       }
     }
+    if (const char* failed = sandbox.apply_in_child()) {
+      const char prefix[] = "harness: could not contain the worker, so it does not run: ";
+      (void)!::write(2, prefix, sizeof prefix - 1);
+      (void)!::write(2, failed, ::strlen(failed));
+      (void)!::write(2, "\n", 1);
+      ::_exit(124);
+    }
     ::execvpe(argv[0], argv.data(), envp.data());
     const char message[] = "harness: exec of the submission's command failed\n";
     (void)!::write(2, message, sizeof message - 1);
     ::_exit(127);
   }
   ::setpgid(pid_, pid_);  // also from the parent: whichever runs first wins the race
+  register_worker(pid_);
+  sandbox.release_parent_copies();
   ::close(sockets[1]);
   ::close(log_fd);
   socket_fd_ = sockets[0];
@@ -108,13 +121,12 @@ std::optional<std::string> WorkerProcess::wait_exit(double timeout_s) {
     int status = 0;
     const pid_t r = ::waitpid(pid_, &status, WNOHANG);
     if (r == pid_) {
-      reaped_ = true;
-      ending_ = describe_wait_status(status);
-      ::kill(-pid_, SIGKILL);  // children the submission may have left behind
+      finish(status);
       return ending_;
     }
     if (r == -1 && errno != EINTR) {
       reaped_ = true;
+      unregister_worker(pid_);
       ending_ = fmt::format("could not be waited for: {}", std::strerror(errno));
       return ending_;
     }
@@ -130,9 +142,17 @@ std::string WorkerProcess::kill_and_reap() {
   int status = 0;
   while (::waitpid(pid_, &status, 0) == -1 && errno == EINTR) {
   }
-  reaped_ = true;
-  ending_ = describe_wait_status(status);
+  finish(status);
   return ending_;
+}
+
+void WorkerProcess::finish(int status) {
+  reaped_ = true;
+  status_ = status;
+  ending_ = describe_wait_status(status);
+  unregister_worker(pid_);
+  ::kill(-pid_, SIGKILL);  // children the submission may have left behind in its group
+  kill_orphaned_descendants();  // and those that left the group (re-parented to the harness)
 }
 
 }  // namespace harness

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <filesystem>
+
 
 #include "harness/core/error.h"
 #include "harness/runner/verdict.h"
@@ -51,6 +53,7 @@ std::string WorkerExecutor::drain_output(size_t max_bytes) { return log_.drain(m
 
 void WorkerExecutor::worker_lost(Verdict verdict, const std::string& what, const std::string& how) {
   std::string message = fmt::format("the worker {} during {}", how, what);
+  if (verdict == Verdict::crash && process_ && process_->ended_by_sandbox()) verdict = Verdict::sandbox_violation;
   process_.reset();
   mapped_.clear();
   const std::string output = log_.tail(kOutputInMessages);
@@ -66,6 +69,9 @@ void WorkerExecutor::ensure_started() {
   launch.arguments = {"--challenge", target_.challenge, "--library", target_.library, "--device",
                       target_.device_kind, "--device-index", std::to_string(target_.device_index)};
   launch.log_path = target_.log_path;
+  launch.sandbox.readable = {target_.worker_executable, target_.library,
+                             std::filesystem::path(target_.library).parent_path().string()};
+  launch.sandbox.cuda = target_.device_kind == "cuda";
   process_ = std::make_unique<WorkerProcess>(launch);
   ++starts_;
   std::optional<Channel::Message> hello;
