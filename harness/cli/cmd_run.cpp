@@ -1,11 +1,12 @@
 // harness run [CHALLENGE...] [-s SUBMISSION...] [--device cpu|cuda|all]
 //   [--suite ...] [--case ID] [--seed N] [--quick] [--timeout S]
 //   [--shard I/N] [-o results.json] [--md report.md] [--junit junit.xml]
-//   [--with-mutants] [--quiet|--verbose]
+//   [--with-mutants] [--memory-limit SIZE] [--quiet|--verbose]
 #include <memory>
 
 #include "harness/cli/commands.h"
 #include "harness/cli/run_session.h"
+#include "harness/sandbox/sandbox.h"
 
 namespace harness {
 
@@ -27,6 +28,7 @@ struct RunArguments {
   bool with_mutants = false;
   bool quiet = false;
   bool verbose = false;
+  std::string memory_limit = "8G";
 };
 
 }  // namespace
@@ -47,6 +49,8 @@ void add_run_command(CLI::App& app, CommandLine& command_line) {
   run->add_option("--md", args->markdown, "Also write the Markdown report here");
   run->add_option("--junit", args->junit, "Also write JUnit XML here");
   run->add_flag("--with-mutants", args->with_mutants, "Also run the mutants and negative controls (never ranked)");
+  run->add_option("--memory-limit", args->memory_limit,
+                  "Address space of each CPU worker and process submission, e.g. 8G, or none (default 8G)");
   run->add_flag("-q,--quiet", args->quiet, "Print only errors");
   run->add_flag("-v,--verbose", args->verbose, "Print every case");
   run->callback([args, seed, &command_line] {
@@ -76,6 +80,9 @@ void add_run_command(CLI::App& app, CommandLine& command_line) {
       options.junit_path = args->junit;
       options.verbosity = args->quiet ? Verbosity::quiet : args->verbose ? Verbosity::verbose : Verbosity::normal;
       options.command_line = shell_join(command_line.argc, command_line.argv);
+      SandboxSettings sandbox;
+      sandbox.memory_limit_bytes = parse_memory_size(args->memory_limit);
+      configure_sandbox(sandbox);
       return run_exit_code(run_session(options));
     };
   });

@@ -14,6 +14,7 @@
 #include "harness/report/markdown_report.h"
 #include "harness/results/results_json.h"
 #include "harness/runner/runner.h"
+#include "harness/sandbox/sandbox.h"
 #include "harness/scoring/scoring.h"
 #include "harness/submissions/catalog.h"
 
@@ -86,6 +87,7 @@ RunResults run_session(const SessionOptions& options) {
                          {"device", options.selection.device},
                          {"call_timeout_s", options.settings.call_timeout_s},
                          {"with_mutants", options.selection.with_mutants}};
+  results.run.sandbox = sandbox_description();
   results.devices = devices;
 
   auto write_json = [&](RunResults& r) {
