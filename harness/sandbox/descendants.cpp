@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -71,7 +72,14 @@ void unregister_worker(pid_t pid) {
 }
 
 void kill_orphaned_descendants() {
-  if (sandbox_part_disabled("reaper")) return;
+  bool disabled = false;
+  try {
+    disabled = sandbox_part_disabled("reaper");
+  } catch (const std::exception&) {
+    // A misspelt HARNESS_SANDBOX_DISABLE already failed the worker's start;
+    // here, called while a worker is reaped, the sweep simply runs.
+  }
+  if (disabled) return;
   // Killing a child re-parents its own children to the harness: repeat until
   // a look finds none (bounded, against a fork bomb racing the sweep).
   for (int round = 0; round < 64; ++round) {

@@ -115,7 +115,7 @@ int make_landlock_ruleset(const SandboxRequest& request, int abi) {
   }
   const long ruleset = ::syscall(SYS_landlock_create_ruleset, &attr, size, 0);
   HARNESS_CHECK_ERRNO(ruleset, "landlock_create_ruleset (ABI {}, rights {:#x})", abi, attr.handled_access_fs);
-  const int fd = static_cast<int>(ruleset);
+  const int fd = keep_clear_of_standard_fds(static_cast<int>(ruleset));
   try {
     const uint64_t read = kExecute | kReadFile | kReadDir;
     std::set<std::string> readable(std::begin(kSystemReadable), std::end(kSystemReadable));

@@ -1,11 +1,15 @@
 #include "harness/sandbox/sandbox.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstdio>
 #include <mutex>
 
@@ -131,6 +135,22 @@ const char* PreparedSandbox::apply_in_child() const {
     if (const char* failed = install_seccomp(p.seccomp_program)) return failed;
   }
   return nullptr;
+}
+
+std::vector<std::string> sandbox_environment() {
+  if (!kAddressSanitizer) return {};
+  const char* options = std::getenv("ASAN_OPTIONS");
+  return {std::string("ASAN_OPTIONS=") + (options && *options ? std::string(options) + ":" : "") + "detect_leaks=0"};
+}
+
+int keep_clear_of_standard_fds(int fd) {
+  if (fd >= 10) return fd;
+  const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
+  const int saved = errno;
+  ::close(fd);
+  errno = saved;
+  HARNESS_CHECK_ERRNO(moved, "fcntl(F_DUPFD_CLOEXEC) of fd {}", fd);
+  return moved;
 }
 
 bool ended_by_sandbox(int wait_status) { return WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGSYS; }

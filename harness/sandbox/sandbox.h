@@ -73,6 +73,10 @@ class PreparedSandbox {
   std::unique_ptr<Parts> parts_;
 };
 
+// Moves a close-on-exec fd to 10 or above, where the child's dup2 onto
+// 0..3 (stdin, stdout, stderr, the worker's socket) cannot overwrite it.
+int keep_clear_of_standard_fds(int fd);
+
 // The harness's own side, idempotent: not dumpable, child subreaper.
 void prepare_harness_process();
 
@@ -83,6 +87,12 @@ void unregister_worker(pid_t pid);
 // descendants a worker left behind (re-parented to the harness, the child
 // subreaper). The harness starts no other long-lived children.
 void kill_orphaned_descendants();
+
+// Variables every sandboxed child gets ("NAME=value", replacing the
+// harness's): in AddressSanitizer builds, the leak checker off, since it
+// needs ptrace and a new process, which the sandbox denies (it would turn
+// every worker's exit into a failure).
+std::vector<std::string> sandbox_environment();
 
 // A worker killed by SIGSYS: the seccomp filter stopped a forbidden call.
 bool ended_by_sandbox(int wait_status);

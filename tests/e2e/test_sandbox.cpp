@@ -224,6 +224,24 @@ TEST(Sandbox, TheMemoryLimitBoundsAWorkersAddressSpace) {
   EXPECT_TRUE(contains(off.worker_output, "allocated 4294967296 bytes")) << off.worker_output;
 }
 
+TEST(Sandbox, TheCliRunsContainedWorkersWhicheverFdsItStartsWithAndSaysSoInTheResults) {
+  // With 3..9 closed, the harness's first files take them; the child's
+  // dup2 onto 0..3 must not overwrite what the sandbox still needs (a
+  // kv_cache run is one where the Landlock ruleset landed on fd 3).
+  testing::TempFolder tmp;
+  const auto run = testing::run_shell("exec 3<&- 4<&- 5<&- 6<&- 7<&- 8<&- 9<&-; " + std::string(HARNESS_CLI) +
+                                      " run kv_cache -s cpu-naive,numpy --device cpu --memory-limit 4G "
+                                      "--case correctness.single.l1.h4x4.d64 --seed 1 -o " + tmp.path("r.json"));
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  const auto results = nlohmann::json::parse(read_text_file(tmp.path("r.json")));
+  for (const auto& entry : results["results"]) {
+    for (const auto& c : entry["cases"]) EXPECT_EQ(c["verdict"], "pass") << c.dump();
+  }
+  EXPECT_EQ(results["results"].size(), 2u);
+  EXPECT_EQ(results["run"]["sandbox"]["seccomp"], "on");
+  EXPECT_EQ(results["run"]["sandbox"]["memory_limit_bytes"], 4ull << 30);
+}
+
 TEST(Sandbox, TheRunSaysWhichPartsAreActive) {
   ScopedEnv off("HARNESS_SANDBOX_DISABLE", "reaper,caps");
   const auto d = sandbox_description();
