@@ -10,6 +10,7 @@
 extern char** environ;
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <thread>
 
@@ -65,7 +66,13 @@ WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
   HARNESS_CHECK_ERRNO(::pipe2(start_report, O_CLOEXEC), "pipe for a worker's start");
   start_report[1] = keep_clear_of_standard_fds(start_report[1]);
   int sockets[2];
-  HARNESS_CHECK_ERRNO(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets), "socketpair for a worker");
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) == -1) {
+    const int saved = errno;
+    ::close(start_report[0]);
+    ::close(start_report[1]);
+    errno = saved;
+    HARNESS_CHECK_ERRNO(-1, "socketpair for a worker");
+  }
   const int log_fd = ::open(launch.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd == -1) {
     ::close(sockets[0]);
