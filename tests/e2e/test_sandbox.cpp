@@ -171,6 +171,19 @@ TEST(Sandbox, AWorkerCannotOpenTheHarnessMemoryLandlockAloneOrTheOtherPartsToget
   }
 }
 
+TEST(Sandbox, AWorkerCannotReadTheHarnessEnvironmentWithoutLandlockCapsAndDumpableItCan) {
+  if (std::ifstream yama("/proc/sys/kernel/yama/ptrace_scope"); yama) {
+    int scope = 0;
+    yama >> scope;
+    if (scope > 0) GTEST_SKIP() << "Yama (ptrace_scope " << scope << ") already keeps a child out of its parent's environment";
+  }
+  const CaseResult on = attack("fixture-exploit", "environ");
+  EXPECT_EQ(on.verdict, Verdict::pass) << on.message;
+  EXPECT_TRUE(contains(on.worker_output, "exploit environ: refused")) << on.worker_output;
+  const CaseResult off = attack("fixture-exploit", "environ", "landlock,dumpable,caps");
+  EXPECT_TRUE(contains(off.worker_output, "read the harness's environment")) << off.worker_output;
+}
+
 TEST(Sandbox, PtraceOfTheHarnessIsASandboxViolation) {
   const CaseResult on = attack("fixture-exploit", "ptrace");
 #if defined(__SANITIZE_ADDRESS__)
