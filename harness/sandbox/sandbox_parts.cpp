@@ -22,9 +22,10 @@ std::vector<std::string> disabled_sandbox_parts() {
     if (part == "all") return sandbox_part_names();
     const auto& names = sandbox_part_names();
     // A misspelt part would leave the defence on while the test believes it off.
-    HARNESS_CHECK(std::find(names.begin(), names.end(), part) != names.end(),
-                  "HARNESS_SANDBOX_DISABLE names '{}', which is not a part of the sandbox "
-                  "(seccomp, landlock, caps, dumpable, rlimits, reaper, all)", part);
+    if (std::find(names.begin(), names.end(), part) == names.end()) {
+      throw UsageError(fmt::format("HARNESS_SANDBOX_DISABLE names '{}', which is not a part of the sandbox "
+                                   "(seccomp, landlock, caps, dumpable, rlimits, reaper, all)", part));
+    }
     parts.push_back(part);
   }
   return parts;

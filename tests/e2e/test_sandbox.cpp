@@ -271,7 +271,7 @@ TEST(Sandbox, TheRunSaysWhichPartsAreActive) {
 
 TEST(Sandbox, AMisspeltPartIsAnErrorNotASilentlyActiveDefence) {
   ScopedEnv off("HARNESS_SANDBOX_DISABLE", "landlok");
-  EXPECT_THROW(sandbox_description(), HarnessError);
+  EXPECT_THROW(sandbox_description(), UsageError);
 }
 
 TEST(Sandbox, MemorySizesParseWithUnitsAndNone) {
