@@ -4,7 +4,7 @@
 # path builds and runs.
 set -euo pipefail
 
-packages=(cmake g++ make nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev python3-junitparser python3-numpy)
+packages=(cmake g++ make pkg-config nlohmann-json3-dev libcli11-dev libfmt-dev libseccomp-dev libgtest-dev libbenchmark-dev python3-junitparser python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

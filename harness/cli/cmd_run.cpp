@@ -1,12 +1,13 @@
 // harness run [CHALLENGE...] [-s SUBMISSION...] [--device cpu|cuda|all]
 //   [--suite ...] [--case ID] [--seed N] [--quick] [--timeout S]
 //   [--shard I/N] [-o results.json] [--md report.md] [--junit junit.xml]
-//   [--with-mutants] [--measure-peak] [--quiet|--verbose]
+//   [--with-mutants] [--measure-peak] [--memory-limit SIZE] [--quiet|--verbose]
 #include <memory>
 
 #include "harness/cli/argument_checks.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/run_session.h"
+#include "harness/sandbox/sandbox.h"
 
 namespace harness {
 
@@ -29,6 +30,7 @@ struct RunArguments {
   bool quiet = false;
   bool verbose = false;
   bool measure_peak = false;
+  std::string memory_limit = "8G";
 };
 
 }  // namespace
@@ -51,6 +53,8 @@ void add_run_command(CLI::App& app, CommandLine& command_line) {
   run->add_flag("--with-mutants", args->with_mutants, "Also run the mutants and negative controls (never ranked)");
   run->add_flag("--measure-peak", args->measure_peak,
                 "Measure each device's peak bandwidth again (and store it) instead of using this host's cached one");
+  run->add_option("--memory-limit", args->memory_limit,
+                  "Address space of each CPU worker and process submission, e.g. 8G, or none (default 8G)");
   run->add_flag("-q,--quiet", args->quiet, "Print only errors");
   run->add_flag("-v,--verbose", args->verbose, "Print every case");
   run->callback([args, seed, &command_line] {
@@ -82,6 +86,9 @@ void add_run_command(CLI::App& app, CommandLine& command_line) {
       options.junit_path = args->junit;
       options.verbosity = args->quiet ? Verbosity::quiet : args->verbose ? Verbosity::verbose : Verbosity::normal;
       options.command_line = shell_join(command_line.argc, command_line.argv);
+      SandboxSettings sandbox;
+      sandbox.memory_limit_bytes = parse_memory_size(args->memory_limit);
+      configure_sandbox(sandbox);
       return run_exit_code(run_session(options));
     };
   });

@@ -16,6 +16,7 @@
 #include "harness/report/markdown_report.h"
 #include "harness/results/results_json.h"
 #include "harness/runner/runner.h"
+#include "harness/sandbox/sandbox.h"
 #include "harness/scoring/scoring.h"
 #include "harness/submissions/catalog.h"
 
@@ -59,6 +60,7 @@ RunInfo run_header(const SessionOptions& options) {
   if (options.selection.shard) {
     run.options["shard"] = fmt::format("{}/{}", options.selection.shard->first, options.selection.shard->second);
   }
+  run.sandbox = sandbox_description();
   return run;
 }
 

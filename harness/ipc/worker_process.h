@@ -1,5 +1,6 @@
 // A child process that runs submission code: started with fork/exec in its
-// own process group, dying with the harness (PR_SET_PDEATHSIG). Its socket to
+// own process group, dying with the harness (PR_SET_PDEATHSIG), contained by
+// harness/sandbox between fork and exec. Its socket to
 // the harness is fd 3 (harness-worker) or its stdin and stdout (a process
 // submission speaking docs/PROCESS_PROTOCOL.md); stderr, and stdout when it
 // is not the protocol, are appended to a log file.
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "harness/ipc/channel.h"
+#include "harness/sandbox/sandbox.h"
 
 namespace harness {
 
@@ -23,6 +25,7 @@ struct WorkerLaunch {
   std::string working_directory;       // empty: the harness's
   std::vector<std::string> environment;  // "NAME=value" added to (or replacing in) the harness's
   bool protocol_on_stdio = false;      // the socket becomes stdin and stdout instead of fd 3
+  SandboxRequest sandbox;              // what it may read and write besides the system
 };
 
 class WorkerProcess {
@@ -42,10 +45,14 @@ class WorkerProcess {
   std::optional<std::string> wait_exit(double timeout_s);
   // Kills the whole process group and reaps the worker; returns how it ended.
   std::string kill_and_reap();
+  // It was killed for a system call the sandbox forbids (SIGSYS).
+  bool ended_by_sandbox() const { return reaped_ && harness::ended_by_sandbox(status_); }
 
  private:
   pid_t pid_ = -1;
   bool reaped_ = false;
+  int status_ = 0;
+  void finish(int status);
   std::string ending_;
   std::unique_ptr<Channel> channel_;
   int socket_fd_ = -1;

@@ -119,6 +119,9 @@ struct RunInfo {
   uint64_t seed = 0;
   HostInfo host;
   nlohmann::json options = nlohmann::json::object();
+  // Which parts of the workers' sandbox were active (harness/sandbox); empty
+  // in results written before it existed.
+  nlohmann::json sandbox = nlohmann::json::object();
   bool complete = false;  // false while running and for an interrupted run
 };
 

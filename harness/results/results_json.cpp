@@ -267,8 +267,7 @@ json to_json(const RunResults& r) {
   }
   json devices = json::array();
   for (const auto& d : r.devices) devices.push_back(to_json(d));
-  return json{{"schema", kResultsSchema},
-              {"run", json{{"harness_version", r.run.harness_version},
+  json run{{"harness_version", r.run.harness_version},
                            {"started", r.run.started},
                            {"finished", r.run.finished},
                            {"git_commit", r.run.git_commit},
@@ -276,7 +275,10 @@ json to_json(const RunResults& r) {
                            {"seed", r.run.seed},
                            {"host", to_json(r.run.host)},
                            {"options", r.run.options},
-                           {"complete", r.run.complete}}},
+                           {"complete", r.run.complete}};
+  if (!r.run.sandbox.empty()) run["sandbox"] = r.run.sandbox;
+  return json{{"schema", kResultsSchema},
+              {"run", run},
               {"devices", devices},
               {"results", entries}};
 }
@@ -324,6 +326,7 @@ RunResults results_from_json(const json& document, const std::string& origin) {
     r.run.seed = run.at("seed").get<uint64_t>();
     r.run.host = host_from_json(run.value("host", json::object()));
     r.run.options = run.value("options", json::object());
+    r.run.sandbox = run.value("sandbox", json::object());
     r.run.complete = run.value("complete", false);
     for (const auto& d : document.at("devices")) r.devices.push_back(device_from_json(d));
     for (const auto& e : document.at("results")) {

@@ -83,6 +83,7 @@ ProcessExecutor::~ProcessExecutor() {
 
 void ProcessExecutor::lost(Verdict verdict, const std::string& what, const std::string& how) {
   std::string message = fmt::format("the process {} during {}", how, what);
+  if (verdict == Verdict::crash && process_ && process_->ended_by_sandbox()) verdict = Verdict::sandbox_violation;
   if (process_) process_->kill_and_reap();
   process_.reset();
   channel_.reset();
@@ -124,6 +125,9 @@ void ProcessExecutor::ensure_started() {
   launch.log_path = log_.path();
   launch.working_directory = target_.folder;
   launch.protocol_on_stdio = true;
+  launch.sandbox.readable = {target_.folder, client_path(), target_.command.front()};
+  launch.sandbox.writable = target_.scratch;
+  launch.sandbox.may_start_processes = true;
   const char* python_path = std::getenv("PYTHONPATH");
   launch.environment = {"HARNESS_PROTOCOL=1", "HARNESS_SCRATCH=" + target_.scratch,
                         "PYTHONPATH=" + client_path() + (python_path && *python_path ? std::string(":") + python_path : "")};

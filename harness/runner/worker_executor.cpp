@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+
 
 #include "harness/core/error.h"
 #include "harness/runner/verdict.h"
@@ -76,6 +78,7 @@ std::string WorkerExecutor::drain_output(size_t max_bytes) { return log_.drain(m
 
 void WorkerExecutor::worker_lost(Verdict verdict, const std::string& what, const std::string& how) {
   std::string message = fmt::format("the worker {} during {}", how, what);
+  if (verdict == Verdict::crash && process_ && process_->ended_by_sandbox()) verdict = Verdict::sandbox_violation;
   process_.reset();
   mapped_.clear();
   const std::string output = log_.tail(kOutputInMessages);
@@ -91,6 +94,9 @@ void WorkerExecutor::ensure_started(double timeout_s) {
   launch.arguments = {"--challenge", target_.challenge, "--library", target_.library, "--device",
                       target_.device_kind, "--device-index", std::to_string(target_.device_index)};
   launch.log_path = target_.log_path;
+  launch.sandbox.readable = {target_.worker_executable, target_.library,
+                             std::filesystem::path(target_.library).parent_path().string()};
+  launch.sandbox.cuda = target_.device_kind == "cuda";
   process_ = std::make_unique<WorkerProcess>(launch);
   process_->channel().watch_exit(process_->pid());
   ++starts_;

@@ -1,0 +1,105 @@
+// The harness as child subreaper: a worker's descendants that outlive it are
+// re-parented to the harness instead of init, where the harness finds and
+// kills them, even those that left the worker's process group.
+#include <dirent.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness/sandbox/sandbox.h"
+#include "harness/sandbox/sandbox_parts.h"
+
+namespace harness {
+
+namespace {
+
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::set<pid_t>& live_workers() {
+  static std::set<pid_t> workers;
+  return workers;
+}
+
+// The parent pid from /proc/<pid>/stat: "pid (comm) state ppid ...", where
+// comm may itself hold spaces and parentheses.
+pid_t parent_of(const std::string& pid) {
+  std::ifstream stat("/proc/" + pid + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos || close + 4 >= text.size()) return -1;
+  return static_cast<pid_t>(std::atol(text.c_str() + close + 4));
+}
+
+std::vector<pid_t> orphaned_children() {
+  std::vector<pid_t> found;
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return found;
+  const pid_t self = ::getpid();
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  while (const dirent* entry = ::readdir(proc)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    const pid_t pid = static_cast<pid_t>(std::atol(entry->d_name));
+    if (parent_of(entry->d_name) == self && live_workers().count(pid) == 0) found.push_back(pid);
+  }
+  ::closedir(proc);
+  return found;
+}
+
+}  // namespace
+
+void register_worker(pid_t pid) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  live_workers().insert(pid);
+}
+
+void unregister_worker(pid_t pid) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  live_workers().erase(pid);
+}
+
+void kill_orphaned_descendants() {
+  bool disabled = false;
+  try {
+    disabled = sandbox_part_disabled("reaper");
+  } catch (const std::exception&) {
+    // A misspelt HARNESS_SANDBOX_DISABLE already failed the worker's start;
+    // here, called while a worker is reaped, the sweep simply runs.
+  }
+  if (disabled) return;
+  // Killing a child re-parents its own children to the harness: repeat until
+  // a look finds none (bounded, against a fork bomb racing the sweep).
+  for (int round = 0; round < 64; ++round) {
+    const auto orphans = orphaned_children();
+    if (orphans.empty()) return;
+    for (const pid_t pid : orphans) {
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, nullptr, 0) == -1 && errno == EINTR) {
+      }
+    }
+  }
+  std::fprintf(stderr, "harness: descendants of a worker were still appearing after 64 rounds of killing\n");
+}
+
+void prepare_harness_process() {
+  // Not dumpable: /proc/<harness>/mem, environ and maps belong to root and
+  // need CAP_SYS_PTRACE, which the workers have dropped. Set on every worker
+  // start, so that a test may switch it off and on again.
+  ::prctl(PR_SET_DUMPABLE, sandbox_part_disabled("dumpable") ? 1 : 0, 0, 0, 0);
+  ::prctl(PR_SET_CHILD_SUBREAPER, sandbox_part_disabled("reaper") ? 0 : 1, 0, 0, 0);
+}
+
+}  // namespace harness

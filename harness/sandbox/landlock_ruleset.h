@@ -1,0 +1,26 @@
+// The Landlock part of the sandbox, through raw system calls (glibc has no
+// wrappers). The ruleset is built in the parent before fork; the child only
+// calls landlock_restrict_self.
+#pragma once
+
+#include <string>
+
+#include "harness/sandbox/sandbox.h"
+
+namespace harness {
+
+// The kernel's Landlock ABI version; 0 when it has none (or it is disabled),
+// with the reason in *why.
+int landlock_abi(std::string* why = nullptr);
+
+// A ruleset fd (close-on-exec) allowing: read and execute of the system
+// folders and the request's readable paths; read, write and create in its
+// writable folder; read and write of /dev/null and the like and the GPU's
+// device files; with ABI >= 4 no TCP bind or connect; with ABI >= 6 no
+// signals to and no abstract Unix sockets of processes outside the sandbox.
+int make_landlock_ruleset(const SandboxRequest& request, int abi);
+
+// In the child (async-signal-safe); requires no_new_privs.
+const char* landlock_restrict(int ruleset_fd);
+
+}  // namespace harness

@@ -1,0 +1,106 @@
+// Containment of every child that runs submission code (the compiled
+// submission's harness-worker and process submissions), applied in the child
+// between fork and exec. See docs/SECURITY.md for the threat model.
+//
+// The parts, each of which can be missing (and then says so) or be switched
+// off for a test of its exploit (HARNESS_SANDBOX_DISABLE=part,part):
+//   seccomp    a filter (libseccomp) on system calls: no ptrace, no access to
+//              other processes' memory, no new session or process group, no
+//              network sockets, no signals outside the worker's own group,
+//              no new processes at all for compiled workers
+//   landlock   the file system: read only the system and what the worker
+//              needs, write only its scratch folder; no signals to and no
+//              ptrace of processes outside the sandbox, no TCP
+//   caps       every capability dropped (matters when the harness runs as
+//              root: without CAP_SYS_PTRACE a non-dumpable harness is closed)
+//   dumpable   the harness itself is not dumpable: its /proc/<pid>/mem,
+//              environ and maps are closed to processes of the same user
+//   rlimits    address space (--memory-limit; not for CUDA workers), file
+//              size, processes (RLIMIT_NPROC; has no effect for root), no
+//              core files
+//   reaper     the harness is a child subreaper and kills every descendant a
+//              worker leaves behind, including ones that left its group
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace harness {
+
+// What one child may touch, besides the system's libraries and tools.
+struct SandboxRequest {
+  std::vector<std::string> readable;  // files or folders it reads (and may execute)
+  std::string writable;               // its scratch folder; empty: none
+  bool may_start_processes = false;   // process submissions may fork (a shell, an interpreter's shim)
+  bool cuda = false;                  // a CUDA worker: no address-space limit, the GPU's device files
+};
+
+struct SandboxSettings {
+  uint64_t memory_limit_bytes = 8ull << 30;  // address space of a worker; 0: no limit
+  uint64_t file_size_limit_bytes = 1ull << 30;  // any file it writes, its log included
+};
+
+// Set once by the CLI before a run; the defaults apply otherwise.
+void configure_sandbox(const SandboxSettings& settings);
+const SandboxSettings& sandbox_settings();
+
+// "8G", "512M", "1073741824", "none" (no limit) -> bytes; throws UsageError.
+uint64_t parse_memory_size(const std::string& text);
+
+// Everything the child needs, made before fork: the child may only make
+// async-signal-safe calls.
+class PreparedSandbox {
+ public:
+  explicit PreparedSandbox(const SandboxRequest& request);
+  ~PreparedSandbox();
+  PreparedSandbox(const PreparedSandbox&) = delete;
+  PreparedSandbox& operator=(const PreparedSandbox&) = delete;
+
+  // In the child, after fork, before exec. Async-signal-safe. Returns nullptr,
+  // or a message naming the step that failed (the child must then not exec).
+  const char* apply_in_child() const;
+  // In the parent after fork: the child holds what it needs.
+  void release_parent_copies();
+
+ private:
+  struct Parts;
+  std::unique_ptr<Parts> parts_;
+};
+
+// Moves a close-on-exec fd to 10 or above, where the child's dup2 onto
+// 0..3 (stdin, stdout, stderr, the worker's socket) cannot overwrite it.
+int keep_clear_of_standard_fds(int fd);
+
+// The harness's own side, idempotent: not dumpable, child subreaper.
+void prepare_harness_process();
+
+// Live workers, so that the orphan sweep spares them.
+void register_worker(pid_t pid);
+void unregister_worker(pid_t pid);
+// Kills and reaps every child of the harness that is not a live worker: the
+// descendants a worker left behind (re-parented to the harness, the child
+// subreaper). The harness starts no other long-lived children.
+void kill_orphaned_descendants();
+
+// Variables every sandboxed child gets ("NAME=value", replacing the
+// harness's): in AddressSanitizer builds, the leak checker off, since it
+// needs ptrace and a new process, which the sandbox denies (it would turn
+// every worker's exit into a failure).
+std::vector<std::string> sandbox_environment();
+
+// A worker killed by SIGSYS: the seccomp filter stopped a forbidden call.
+bool ended_by_sandbox(int wait_status);
+
+// Which parts are active on this machine and in this run, for results.json
+// (run.sandbox) and for the one warning printed when a part is missing.
+nlohmann::json sandbox_description();
+// Prints, once per process, what is missing or switched off.
+void warn_about_missing_sandbox_parts();
+
+}  // namespace harness

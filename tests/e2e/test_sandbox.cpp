@@ -1,0 +1,288 @@
+// The workers' sandbox (harness/sandbox): each attack of
+// tests/fixtures/softmax_topk/exploit (and process-exploit) is stopped with
+// the sandbox on, and gets through with the part that stops it switched off
+// (HARNESS_SANDBOX_DISABLE), which shows that part is what stops it.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <regex>
+
+#include "harness/core/error.h"
+#include "harness/core/files.h"
+#include "harness/sandbox/landlock_ruleset.h"
+#include "harness/sandbox/sandbox.h"
+#include "support/test_support.h"
+
+namespace harness {
+namespace {
+
+using testing::case_of;
+using testing::entry_of;
+
+const std::string kCase = "correctness.normal.r64.v1024.k2";
+
+// Sets an environment variable for one scope; the workers inherit it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// Runs one case of `submission` attacking in `mode`, with `disabled` parts
+// of the sandbox switched off.
+CaseResult attack(const std::string& submission, const std::string& mode, const std::string& disabled = "") {
+  ScopedEnv fixture_mode("HARNESS_FIXTURE_MODE", mode);
+  ScopedEnv off("HARNESS_SANDBOX_DISABLE", disabled);
+  RunSelection selection;
+  selection.challenges = {"softmax_topk"};
+  selection.submissions = {submission};
+  selection.case_ids = {kCase};
+  RunSettings settings;
+  settings.call_timeout_s = 20;
+  const auto results = testing::run_selection(selection, testing::fixture_catalog(), settings);
+  return case_of(entry_of(results, submission), kCase);
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A process alive and not a zombie.
+bool running(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return false;
+  const size_t close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+}
+
+std::optional<pid_t> escaped_pid(const std::string& output) {
+  std::smatch m;
+  if (!std::regex_search(output, m, std::regex("pid (\\d+) outside the group"))) return std::nullopt;
+  return static_cast<pid_t>(std::stol(m[1]));
+}
+
+TEST(Sandbox, AWorkerCannotWriteOutsideItsScratchFolderWithoutLandlockItCan) {
+  for (const std::string submission : {"fixture-exploit", "fixture-process-exploit"}) {
+    testing::TempFolder folder;
+    const std::string results = folder.path("results.json");  // stands for the run's results file
+    write_file_atomically(results, "original\n");
+    ScopedEnv target("HARNESS_EXPLOIT_TARGET", results);
+
+    const CaseResult on = attack(submission, "write-outside");
+    EXPECT_EQ(on.verdict, Verdict::pass) << submission << ": " << on.message;
+    EXPECT_TRUE(contains(on.worker_output, "exploit write-outside: refused")) << submission << ": " << on.worker_output;
+    EXPECT_EQ(read_text_file(results), "original\n") << submission;
+
+    const CaseResult off = attack(submission, "write-outside", "landlock");
+    EXPECT_TRUE(contains(off.worker_output, "wrote outside its scratch folder")) << submission << ": " << off.worker_output;
+    EXPECT_EQ(read_text_file(results), "original\nforged\n") << submission;
+  }
+}
+
+TEST(Sandbox, AWorkerCannotReadOtherLogsOfTheRunWithoutLandlockItCan) {
+  // The runner keeps every worker's log in <temp>/harness-run-<its pid>; a
+  // log of another submission is planted there before the run.
+  const auto run_folder = std::filesystem::temp_directory_path() / ("harness-run-" + std::to_string(::getpid()));
+  const auto plant = [&] {
+    std::filesystem::create_directories(run_folder);
+    write_file_atomically((run_folder / "other-submission.log").string(), "a secret of another submission\n");
+  };
+  plant();
+  const CaseResult on = attack("fixture-exploit", "read-logs");
+  EXPECT_EQ(on.verdict, Verdict::pass) << on.message;
+  EXPECT_TRUE(contains(on.worker_output, "exploit read-logs: refused: opendir")) << on.worker_output;
+  EXPECT_FALSE(contains(on.worker_output, "a secret of another submission"));
+
+  plant();
+  const CaseResult off = attack("fixture-exploit", "read-logs", "landlock");
+  EXPECT_TRUE(contains(off.worker_output, "read other-submission.log: a secret of another submission")) << off.worker_output;
+}
+
+TEST(Sandbox, ACompiledWorkerCannotStartAProcess) {
+  const CaseResult on = attack("fixture-exploit", "escape");
+  EXPECT_EQ(on.verdict, Verdict::pass) << on.message;
+  EXPECT_TRUE(contains(on.worker_output, "exploit escape: refused: fork")) << on.worker_output;
+}
+
+TEST(Sandbox, AProcessSubmissionCannotLeaveItsProcessGroup) {
+  // fork is allowed to process submissions; setsid kills the child that calls it.
+  const CaseResult on = attack("fixture-process-exploit", "escape");
+  EXPECT_EQ(on.verdict, Verdict::pass) << on.message;
+  EXPECT_TRUE(contains(on.worker_output, "exploit escape: the grandchild never started")) << on.worker_output;
+  EXPECT_FALSE(escaped_pid(on.worker_output)) << on.worker_output;
+}
+
+TEST(Sandbox, ADescendantOutsideTheGroupDiesWithItsWorkerWithoutTheReaperItOutlivesIt) {
+  for (const std::string submission : {"fixture-exploit", "fixture-process-exploit"}) {
+    // Without seccomp the double fork and setsid succeed; the harness, the
+    // child subreaper, still kills the grandchild when the worker ends.
+    const CaseResult reaped = attack(submission, "escape", "seccomp");
+    const auto pid = escaped_pid(reaped.worker_output);
+    ASSERT_TRUE(pid) << submission << ": " << reaped.worker_output;
+    EXPECT_FALSE(running(*pid)) << submission << ": pid " << *pid << " outlived its worker";
+
+    const CaseResult escaped = attack(submission, "escape", "seccomp,reaper");
+    const auto survivor = escaped_pid(escaped.worker_output);
+    ASSERT_TRUE(survivor) << submission << ": " << escaped.worker_output;
+    EXPECT_TRUE(running(*survivor)) << submission << ": without the reaper the grandchild should outlive its worker";
+    if (survivor) ::kill(*survivor, SIGKILL);
+  }
+}
+
+TEST(Sandbox, AWorkerCannotOpenTheHarnessMemoryLandlockAloneOrTheOtherPartsTogetherStopIt) {
+  if (std::ifstream yama("/proc/sys/kernel/yama/ptrace_scope"); yama) {
+    int scope = 0;
+    yama >> scope;
+    if (scope > 0) GTEST_SKIP() << "Yama (ptrace_scope " << scope << ") already keeps a child out of its parent's memory";
+  }
+  const auto outcome = [](const std::string& disabled) { return attack("fixture-exploit", "proc-mem", disabled).worker_output; };
+  const std::string opened = "opened the harness's memory for writing";
+  EXPECT_TRUE(contains(outcome(""), "exploit proc-mem: refused"));
+  // Landlock alone: the harness is outside the worker's domain.
+  EXPECT_TRUE(contains(outcome("dumpable,caps"), "exploit proc-mem: refused"));
+  const std::string without_all = outcome("landlock,dumpable,caps");
+  EXPECT_TRUE(contains(without_all, opened)) << without_all;
+  if (::getuid() == 0) {
+    // A root worker without capabilities has fewer than the root harness,
+    // which alone refuses it; with them, a non-dumpable harness is no bar.
+    EXPECT_TRUE(contains(outcome("landlock,dumpable"), "exploit proc-mem: refused"));
+    EXPECT_TRUE(contains(outcome("landlock,caps"), opened));
+  } else {
+    // For any other user, the non-dumpable harness is what refuses it.
+    EXPECT_TRUE(contains(outcome("landlock"), "exploit proc-mem: refused"));
+    EXPECT_TRUE(contains(outcome("landlock,dumpable"), opened));
+  }
+}
+
+TEST(Sandbox, AWorkerCannotReadTheHarnessEnvironmentWithoutLandlockCapsAndDumpableItCan) {
+  if (std::ifstream yama("/proc/sys/kernel/yama/ptrace_scope"); yama) {
+    int scope = 0;
+    yama >> scope;
+    if (scope > 0) GTEST_SKIP() << "Yama (ptrace_scope " << scope << ") already keeps a child out of its parent's environment";
+  }
+  const CaseResult on = attack("fixture-exploit", "environ");
+  EXPECT_EQ(on.verdict, Verdict::pass) << on.message;
+  EXPECT_TRUE(contains(on.worker_output, "exploit environ: refused")) << on.worker_output;
+  const CaseResult off = attack("fixture-exploit", "environ", "landlock,dumpable,caps");
+  EXPECT_TRUE(contains(off.worker_output, "read the harness's environment")) << off.worker_output;
+}
+
+TEST(Sandbox, PtraceOfTheHarnessIsASandboxViolation) {
+  const CaseResult on = attack("fixture-exploit", "ptrace");
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan builds let ptrace fail with EPERM (the leak checker uses it).
+  EXPECT_TRUE(contains(on.worker_output, "exploit ptrace: refused")) << on.worker_output;
+#else
+  EXPECT_EQ(on.verdict, Verdict::sandbox_violation) << on.message;
+  EXPECT_TRUE(contains(on.message, "system call the sandbox forbids")) << on.message;
+#endif
+  // Landlock alone also refuses it (the harness is outside the worker's domain).
+  EXPECT_TRUE(contains(attack("fixture-exploit", "ptrace", "seccomp").worker_output, "exploit ptrace: refused"));
+  const CaseResult off = attack("fixture-exploit", "ptrace", "seccomp,landlock,dumpable,caps");
+  EXPECT_EQ(off.verdict, Verdict::pass) << off.message;
+  EXPECT_TRUE(contains(off.worker_output, "attached to the harness")) << off.worker_output;
+}
+
+TEST(Sandbox, AWorkerCannotOpenANetworkSocketWithoutSeccompItCan) {
+  const CaseResult on = attack("fixture-exploit", "socket");
+  EXPECT_EQ(on.verdict, Verdict::pass) << on.message;
+  EXPECT_TRUE(contains(on.worker_output, "exploit socket: refused: socket")) << on.worker_output;
+  const CaseResult off = attack("fixture-exploit", "socket", "seccomp");
+  EXPECT_TRUE(contains(off.worker_output, "opened a network socket")) << off.worker_output;
+}
+
+TEST(Sandbox, SignallingTheHarnessIsASandboxViolation) {
+  const CaseResult on = attack("fixture-exploit", "kill-harness");
+  EXPECT_EQ(on.verdict, Verdict::sandbox_violation) << on.message;
+  if (landlock_abi() >= 6) {
+    EXPECT_TRUE(contains(attack("fixture-exploit", "kill-harness", "seccomp").worker_output,
+                         "exploit kill-harness: refused"));
+  }
+  const CaseResult off = attack("fixture-exploit", "kill-harness", "seccomp,landlock");
+  EXPECT_EQ(off.verdict, Verdict::pass) << off.message;
+  EXPECT_TRUE(contains(off.worker_output, "signalled the harness")) << off.worker_output;
+}
+
+TEST(Sandbox, TheMemoryLimitBoundsAWorkersAddressSpace) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer builds set no address-space limit (ASan reserves terabytes)";
+#endif
+  const SandboxSettings saved = sandbox_settings();
+  SandboxSettings small = saved;
+  small.memory_limit_bytes = 1ull << 30;
+  configure_sandbox(small);
+  ScopedEnv bytes("HARNESS_EXPLOIT_BYTES", std::to_string(4ull << 30));
+  const CaseResult on = attack("fixture-exploit", "allocate");
+  const CaseResult off = attack("fixture-exploit", "allocate", "rlimits");
+  configure_sandbox(saved);
+  EXPECT_EQ(on.verdict, Verdict::pass) << on.message;
+  EXPECT_TRUE(contains(on.worker_output, "exploit allocate: refused: malloc")) << on.worker_output;
+  EXPECT_TRUE(contains(off.worker_output, "allocated 4294967296 bytes")) << off.worker_output;
+}
+
+TEST(Sandbox, TheCliRunsContainedWorkersWhicheverFdsItStartsWithAndSaysSoInTheResults) {
+  // With 3..9 closed, the harness's first files take them; the child's
+  // dup2 onto 0..3 must not overwrite what the sandbox still needs (a
+  // kv_cache run is one where the Landlock ruleset landed on fd 3).
+  testing::TempFolder tmp;
+  const auto run = testing::run_shell("exec 3<&- 4<&- 5<&- 6<&- 7<&- 8<&- 9<&-; " + std::string(HARNESS_CLI) +
+                                      " run kv_cache -s cpu-naive,numpy --device cpu --memory-limit 4G "
+                                      "--case correctness.single.l1.h4x4.d64 --seed 1 -o " + tmp.path("r.json"));
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  const auto results = nlohmann::json::parse(read_text_file(tmp.path("r.json")));
+  for (const auto& entry : results["results"]) {
+    for (const auto& c : entry["cases"]) EXPECT_EQ(c["verdict"], "pass") << c.dump();
+  }
+  EXPECT_EQ(results["results"].size(), 2u);
+  EXPECT_EQ(results["run"]["sandbox"]["seccomp"], "on");
+  EXPECT_EQ(results["run"]["sandbox"]["memory_limit_bytes"], 4ull << 30);
+}
+
+TEST(Sandbox, TheRunSaysWhichPartsAreActive) {
+  ScopedEnv off("HARNESS_SANDBOX_DISABLE", "reaper,caps");
+  const auto d = sandbox_description();
+  EXPECT_EQ(d["disabled"], nlohmann::json({"reaper", "caps"}));
+  EXPECT_EQ(d["subreaper"], false);
+  EXPECT_EQ(d["capabilities"], "kept: HARNESS_SANDBOX_DISABLE");
+  EXPECT_EQ(d["seccomp"], "on");
+  if (landlock_abi() > 0) {
+    EXPECT_TRUE(contains(d["landlock"].get<std::string>(), "on (ABI ")) << d.dump();
+  } else {
+    EXPECT_TRUE(contains(d["landlock"].get<std::string>(), "unavailable: ")) << d.dump();
+  }
+}
+
+TEST(Sandbox, AMisspeltPartIsAnErrorNotASilentlyActiveDefence) {
+  ScopedEnv off("HARNESS_SANDBOX_DISABLE", "landlok");
+  EXPECT_THROW(sandbox_description(), UsageError);
+}
+
+TEST(Sandbox, MemorySizesParseWithUnitsAndNone) {
+  EXPECT_EQ(parse_memory_size("8G"), 8ull << 30);
+  EXPECT_EQ(parse_memory_size("512M"), 512ull << 20);
+  EXPECT_EQ(parse_memory_size("1073741824"), 1ull << 30);
+  EXPECT_EQ(parse_memory_size("none"), 0u);
+  EXPECT_THROW(parse_memory_size("12"), UsageError);   // below what any runtime needs
+  EXPECT_THROW(parse_memory_size("8 GB"), UsageError);
+  EXPECT_THROW(parse_memory_size("-1G"), UsageError);
+}
+
+}  // namespace
+}  // namespace harness
