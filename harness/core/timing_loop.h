@@ -23,4 +23,13 @@ struct TimedCall {
 protocol::TimeReply run_timing_loop(size_t set_count, const std::function<TimedCall(size_t set)>& call,
                                     const protocol::TimingPolicy& policy);
 
+// Exactly the batch's warm-up and timed calls (the harness decides when to
+// stop: see WorkerExecutor::time).
+protocol::TimeReply run_timing_batch(size_t set_count, const std::function<TimedCall(size_t set)>& call,
+                                     const protocol::TimingBatch& batch);
+
+// The fewest timed calls behind any median: `harness gate` compares timings
+// with a rank test that needs at least this many on each side.
+inline constexpr size_t kMinimumSamples = 5;
+
 }  // namespace harness
