@@ -1,7 +1,9 @@
-// Repeated, timed calls of one op over several input sets: warm-up, then
-// timed calls rotating through the sets until the policy says stop. Used by
-// the worker (compiled submissions) and by the process executor alike; each
-// supplies how one call is prepared, made and timed.
+// Repeated, timed calls of one op over several input sets. run_timing_loop:
+// warm-up, then timed calls rotating through the sets until the policy says
+// stop (the process executor, whose every call the harness times itself).
+// run_timing_batch: exactly the calls the harness asked for (the worker of
+// compiled submissions; WorkerExecutor applies the policy between batches).
+// Each caller supplies how one call is prepared, made and timed.
 #pragma once
 
 #include <cstddef>

@@ -186,8 +186,7 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
   auto run_batch = [&](size_t warmup, size_t calls) {
     const protocol::TimingBatch batch{warmup, calls, next_set};
     const int64_t start = monotonic_ns();
-    const json body = request(json{{"type", "time"}, {"op", op}, {"scalars", scalars}, {"sets", set_list},
-                                   {"policy", policy}, {"batch", batch}},
+    const json body = request(json{{"type", "time"}, {"op", op}, {"scalars", scalars}, {"sets", set_list}, {"batch", batch}},
                               -1, timeout_s, what);
     last_batch_ns = static_cast<double>(monotonic_ns() - start);
     last_batch_calls = warmup + calls;
