@@ -10,10 +10,6 @@ namespace harness {
 
 namespace {
 
-// The fewest timed calls behind any median: `harness gate` compares timings
-// with a rank test that needs at least this many on each side.
-constexpr size_t kMinimumSamples = 5;
-
 double running_median(std::vector<double> values) {
   const size_t middle = values.size() / 2;
   std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(middle), values.end());
@@ -38,6 +34,7 @@ protocol::TimeReply run_timing_loop(size_t set_count, const std::function<TimedC
       reply.status = c.status;
       return reply;
     }
+    reply.warmup_ns += c.wall_ns;
     ++index;
   }
   reply.warmup_calls = index;
@@ -71,6 +68,28 @@ protocol::TimeReply run_timing_loop(size_t set_count, const std::function<TimedC
       last_median = median;
     }
     if (enough && settled_checks >= 2) break;
+  }
+  return reply;
+}
+
+protocol::TimeReply run_timing_batch(size_t set_count, const std::function<TimedCall(size_t)>& call,
+                                     const protocol::TimingBatch& batch) {
+  protocol::TimeReply reply;
+  if (set_count == 0) return reply;
+  size_t set = batch.first_set % set_count;
+  for (size_t i = 0; i < batch.warmup + batch.calls; ++i, set = (set + 1) % set_count) {
+    const TimedCall c = call(set);
+    if (c.status != 0) {
+      reply.status = c.status;
+      return reply;
+    }
+    if (i < batch.warmup) {
+      reply.warmup_ns += c.wall_ns;
+      ++reply.warmup_calls;
+    } else {
+      reply.device_ns.push_back(c.device_ns);
+      reply.wall_ns.push_back(c.wall_ns);
+    }
   }
   return reply;
 }

@@ -1,7 +1,9 @@
-// Repeated, timed calls of one op over several input sets: warm-up, then
-// timed calls rotating through the sets until the policy says stop. Used by
-// the worker (compiled submissions) and by the process executor alike; each
-// supplies how one call is prepared, made and timed.
+// Repeated, timed calls of one op over several input sets. run_timing_loop:
+// warm-up, then timed calls rotating through the sets until the policy says
+// stop (the process executor, whose every call the harness times itself).
+// run_timing_batch: exactly the calls the harness asked for (the worker of
+// compiled submissions; WorkerExecutor applies the policy between batches).
+// Each caller supplies how one call is prepared, made and timed.
 #pragma once
 
 #include <cstddef>
@@ -22,5 +24,14 @@ struct TimedCall {
 // outputs freshly written (re-poisoned before), and times it.
 protocol::TimeReply run_timing_loop(size_t set_count, const std::function<TimedCall(size_t set)>& call,
                                     const protocol::TimingPolicy& policy);
+
+// Exactly the batch's warm-up and timed calls (the harness decides when to
+// stop: see WorkerExecutor::time).
+protocol::TimeReply run_timing_batch(size_t set_count, const std::function<TimedCall(size_t set)>& call,
+                                     const protocol::TimingBatch& batch);
+
+// The fewest timed calls behind any median: `harness gate` compares timings
+// with a rank test that needs at least this many on each side.
+inline constexpr size_t kMinimumSamples = 5;
 
 }  // namespace harness

@@ -39,6 +39,16 @@ void from_json(const json& j, TimingPolicy& p) {
   j.at("settle_tolerance").get_to(p.settle_tolerance);
 }
 
+void to_json(json& j, const TimingBatch& b) {
+  j = json{{"warmup", b.warmup}, {"calls", b.calls}, {"first_set", b.first_set}};
+}
+
+void from_json(const json& j, TimingBatch& b) {
+  j.at("warmup").get_to(b.warmup);
+  j.at("calls").get_to(b.calls);
+  j.at("first_set").get_to(b.first_set);
+}
+
 void to_json(json& j, const Fault& f) {
   j = json{{"kind", f.kind}, {"sticky", f.sticky}, {"message", f.message}};
 }
@@ -75,7 +85,8 @@ void from_json(const json& j, CallReply& r) {
 
 void to_json(json& j, const TimeReply& r) {
   j = json{{"type", "reply"},           {"status", r.status},   {"message", r.message},
-           {"device_ns", r.device_ns},  {"wall_ns", r.wall_ns}, {"warmup_calls", r.warmup_calls}};
+           {"device_ns", r.device_ns},  {"wall_ns", r.wall_ns}, {"warmup_calls", r.warmup_calls},
+           {"warmup_ns", r.warmup_ns}, {"setup_ns", r.setup_ns}};
   put_fault(j, r.fault);
 }
 
@@ -85,6 +96,8 @@ void from_json(const json& j, TimeReply& r) {
   j.at("device_ns").get_to(r.device_ns);
   j.at("wall_ns").get_to(r.wall_ns);
   j.at("warmup_calls").get_to(r.warmup_calls);
+  r.warmup_ns = j.value("warmup_ns", 0.0);
+  r.setup_ns = j.value("setup_ns", 0.0);
   r.fault = get_fault(j);
 }
 

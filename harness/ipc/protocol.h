@@ -1,6 +1,6 @@
 // Messages between the harness and a worker process.
 //
-// Harness -> worker: {"type": "map" | "unmap" | "call" | "time" | "exit", ...}
+// Harness -> worker: {"type": "map" | "unmap" | "trim" | "call" | "time" | "exit", ...}
 // Worker  -> harness: {"type": "hello" | "fatal" | "reply", ...}
 // A "map" message carries the memfd of one SharedBuffer; "call" and "time"
 // name buffers by id. Every reply to "call"/"time" carries the submission's
@@ -47,6 +47,16 @@ struct TimingPolicy {
   double settle_tolerance = 0.01;  // stopping early once the median moves less than this
 };
 
+// One batch of a timing the harness drives itself (WorkerExecutor): exactly
+// `warmup` untimed calls, then exactly `calls` timed ones, rotating through
+// the sets from `first_set`. The harness sets the count, so that its own
+// clock around the request bounds the time per call (the timing witness).
+struct TimingBatch {
+  size_t warmup = 0;
+  size_t calls = 0;
+  size_t first_set = 0;
+};
+
 struct Fault {
   std::string kind;  // "cuda_error" | "worker_error"
   bool sticky = false;  // the worker cannot go on (a poisoned CUDA context)
@@ -68,12 +78,21 @@ struct TimeReply {
   std::vector<double> device_ns;  // per timed call: CUDA events (GPU) or the monotonic clock (CPU)
   std::vector<double> wall_ns;    // per timed call: host clock around call and device synchronisation
   size_t warmup_calls = 0;
+  double warmup_ns = 0;  // host clock around the warm-up calls, summed like wall_ns
+  double setup_ns = 0;   // binding the sets before the loop and handing outputs back after (device copies)
+  // Not part of the message: the harness's own clock around the whole
+  // request, set by an executor whose samples come from another process
+  // (the timing witness; see harness/witness/timing_witness.h).
+  std::optional<double> witness_ns;
+  size_t witness_requests = 0;  // how many requests witness_ns covers
 };
 
 void to_json(nlohmann::json& j, const TensorBinding& b);
 void from_json(const nlohmann::json& j, TensorBinding& b);
 void to_json(nlohmann::json& j, const TimingPolicy& p);
 void from_json(const nlohmann::json& j, TimingPolicy& p);
+void to_json(nlohmann::json& j, const TimingBatch& b);
+void from_json(const nlohmann::json& j, TimingBatch& b);
 void to_json(nlohmann::json& j, const Fault& f);
 void from_json(const nlohmann::json& j, Fault& f);
 void to_json(nlohmann::json& j, const CallReply& r);

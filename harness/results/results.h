@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -24,9 +25,22 @@ struct TimingResult {
   SampleSummary summary;           // of samples_ns
   size_t sets = 0;                 // input sets rotated through
   double set_bytes = 0;            // bytes of one set's tensors
-  bool cache_cold = false;         // all sets together exceed twice the device's cache
+  bool cache_cold = false;         // all sets together, or one call's byte model, exceed twice the device's cache
   size_t warmup_calls = 0;
   std::string note;
+  // The harness's own clock around the timing request (absent where the
+  // samples are the harness's own, e.g. process submissions): see
+  // harness/witness/timing_witness.h.
+  struct Witness {
+    double request_ns = 0;   // harness clock around the request
+    double overhead_ns = 0;  // stated overhead subtracted from it
+    double calls_ns = 0;     // the claimed calls, summed (warm-up included)
+    size_t calls = 0;
+    double floor_ns = 0;     // the shortest mean per-call time the witness allows
+  };
+  std::optional<Witness> witness;
+  // The median the scores use: never below the witness's floor.
+  double scored_median_ns() const { return witness ? std::max(summary.median, witness->floor_ns) : summary.median; }
 };
 
 struct CaseResult {

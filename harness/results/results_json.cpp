@@ -36,7 +36,7 @@ json to_json(const SampleSummary& s) {
 }
 
 json to_json(const TimingResult& t) {
-  return json{{"clock", t.clock},
+  json j{{"clock", t.clock},
               {"samples_ns", t.samples_ns},
               {"summary_ns", to_json(t.summary)},
               {"sets", t.sets},
@@ -44,6 +44,12 @@ json to_json(const TimingResult& t) {
               {"cache_cold", t.cache_cold},
               {"warmup_calls", t.warmup_calls},
               {"note", t.note}};
+  if (t.witness) {
+    j["witness"] = json{{"request_ns", t.witness->request_ns}, {"overhead_ns", t.witness->overhead_ns},
+                        {"calls_ns", t.witness->calls_ns},     {"calls", t.witness->calls},
+                        {"floor_ns", t.witness->floor_ns}};
+  }
+  return j;
 }
 
 TimingResult timing_from_json(const json& j) {
@@ -56,6 +62,16 @@ TimingResult timing_from_json(const json& j) {
   t.cache_cold = j.value("cache_cold", false);
   t.warmup_calls = j.value("warmup_calls", size_t{0});
   t.note = j.value("note", "");
+  if (j.contains("witness")) {
+    const json& w = j.at("witness");
+    TimingResult::Witness witness;
+    witness.request_ns = w.value("request_ns", 0.0);
+    witness.overhead_ns = w.value("overhead_ns", 0.0);
+    witness.calls_ns = w.value("calls_ns", 0.0);
+    witness.calls = w.value("calls", size_t{0});
+    witness.floor_ns = w.value("floor_ns", 0.0);
+    t.witness = witness;
+  }
   return t;
 }
 

@@ -19,6 +19,13 @@
 
 namespace harness {
 
+// Whether timed calls really missed the device's cache: the rotating sets
+// together exceed twice the cache, or one call alone must move that much by
+// the byte model. State a call reads that is not among its bound tensors (a
+// KV cache's keys and values) counts through the byte model, so an answer
+// replayed from memory is judged against what the call had to read.
+bool judged_cold(double set_bytes, size_t sets, double bytes_moved, uint64_t cache_bytes);
+
 class CaseContext {
  public:
   CaseContext(const CaseSpec& spec, const RunSettings& settings, Executor& executor,
@@ -61,6 +68,16 @@ class CaseContext {
   const TimingResult& time(const std::string& op, const nlohmann::json& scalars,
                            const std::vector<std::vector<Binding>>& sets);
 
+  // The memory witness (harness/witness/memory_witness.h): the worker's
+  // anonymous resident memory now, nullopt where there is none. A driver
+  // takes a baseline before the work, then calls witness_memory() where the
+  // submission reports what it holds: the case fails understated_memory
+  // when the growth since the baseline is far above the claim. Returns the
+  // growth less the allowance (0 without a witness): memory scores take a
+  // claim as at least that.
+  std::optional<int64_t> resident_bytes() { return executor_.resident_bytes(); }
+  int64_t witness_memory(const std::string& what, int64_t claimed, std::optional<int64_t> baseline);
+
   nlohmann::json& metrics() { return result_.metrics; }
   [[noreturn]] void fail(Verdict verdict, const std::string& message) const;
 
@@ -74,6 +91,12 @@ class CaseContext {
   void check_integrity(const std::vector<Binding>& bindings, const std::vector<Snapshot>& snapshots,
                        const std::string& when, bool require_written = true) const;
   uint64_t guard_seed() const;
+  // How long poisoning one set's outputs takes in this process.
+  double time_poisoning(const std::vector<Binding>& set) const;
+  // The timing witness: fails the case with forged_timing when the
+  // harness's clock contradicts the worker's claim; records it otherwise.
+  void judge_witness(const protocol::TimeReply& reply, double poison_ns, double all_sets_bytes, const std::string& op,
+                     TimingResult& timing) const;
 
   const CaseSpec& spec_;
   const RunSettings& settings_;

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,10 @@ class Executor {
   virtual std::string drain_output(size_t max_bytes) = 0;
   // The clock a time() reply's device_ns come from ("cpu-monotonic" or "cuda-events").
   virtual std::string device_clock() const = 0;
+  // What the submission's process holds in anonymous resident memory now,
+  // read by the harness (harness/witness/memory_witness.h); nullopt where
+  // there is no such witness (in-process controls, a device's memory).
+  virtual std::optional<int64_t> resident_bytes() { return std::nullopt; }
 };
 
 }  // namespace harness

@@ -97,7 +97,7 @@ void run_one_case(const RunSettings& settings, const PlannedEntry& entry, const 
       result.message = fmt::format(
           "{:.1f} GB/s is beyond this device's ceiling of {:.1f} GB/s (measured peak plus 10%): {} bytes in {:.1f} us",
           *result.bandwidth / 1e9, peak->ceiling_bytes_per_second() / 1e9, result.bytes_moved,
-          result.timing->summary.median / 1e3);
+          result.timing->scored_median_ns() / 1e3);
     }
   } catch (...) {
     const FailureVerdict failure = verdict_of_failure(std::current_exception());

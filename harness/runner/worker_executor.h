@@ -38,6 +38,9 @@ class WorkerExecutor : public Executor {
   void release(const SharedTensor& tensor) override;
   std::string drain_output(size_t max_bytes) override;
   std::string device_clock() const override;
+  // The worker's RssAnon on the CPU; nullopt for a CUDA worker, whose
+  // memory of interest is on the device, and while no worker runs.
+  std::optional<int64_t> resident_bytes() override;
 
   // Number of worker processes started so far (tests check restarts).
   int starts() const { return starts_; }

@@ -91,8 +91,8 @@ DimensionScore performance(const EntryResult& entry, const EntryResult* baseline
     const double bandwidth_part =
         c.peak_fraction ? std::clamp(*c.peak_fraction / p.full_marks_peak_fraction, 0.0, 1.0) : 0.0;
     const CaseResult* base = baseline ? find_case(*baseline, c.id) : nullptr;
-    if (base && base->verdict == Verdict::pass && base->timing && c.timing->summary.median > 0) {
-      const double speedup = base->timing->summary.median / c.timing->summary.median;
+    if (base && base->verdict == Verdict::pass && base->timing && c.timing->scored_median_ns() > 0) {
+      const double speedup = base->timing->scored_median_ns() / c.timing->scored_median_ns();
       const double speed_part = std::clamp(std::log(speedup) / std::log(p.full_marks_speedup), 0.0, 1.0);
       sum += 100.0 * (p.bandwidth_share * bandwidth_part + (1.0 - p.bandwidth_share) * speed_part);
       ++with_speedup;

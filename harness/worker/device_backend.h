@@ -39,9 +39,6 @@ class CallTimer {
   virtual void stop() = 0;
   // Duration of the last start/stop pair; valid after DeviceBackend::synchronize().
   virtual double elapsed_ns() = 0;
-  // Device time start() queued ahead of the call, which the host clock
-  // around the call also sees (see CudaTimer); valid like elapsed_ns().
-  virtual double cover_ns() { return 0; }
 };
 
 class DeviceBackend {

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <functional>
+#include <optional>
 
 #include "harness/core/rng.h"
 #include "harness/runner/case_context.h"
@@ -20,6 +21,7 @@ class FakeExecutor : public Executor {
  public:
   std::function<int32_t(const std::vector<Binding>&, int call_index)> behaviour;
   int calls = 0;
+  std::optional<double> witness_ns;  // what the harness's clock saw around time(), if anything
 
   protocol::CallReply call(const std::string&, const nlohmann::json&, const std::vector<Binding>& tensors, double) override {
     protocol::CallReply reply;
@@ -35,6 +37,8 @@ class FakeExecutor : public Executor {
       reply.device_ns.push_back(1000);
       reply.wall_ns.push_back(1500);
     }
+    reply.witness_ns = witness_ns;
+    reply.witness_requests = 1;
     return reply;
   }
   void release(const SharedTensor&) override {}
@@ -295,6 +299,67 @@ TEST(StatelessDriver, OpsShareTensorsAndOpaqueStatesMayKeepPoison) {
   CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result);
   EXPECT_NO_THROW(run_stateless_case(ctx, two_step_op()));
   EXPECT_EQ(f.executor.calls, 4);
+}
+
+// A worker claiming 1.5 us per call while the harness's clock saw the
+// request take 1 s: forged_timing, naming both figures. Without the witness
+// the same reply passes with its claimed speed.
+TEST(StatelessDriver, ATimingTheHarnessClockContradictsIsForged) {
+  auto doubling = [](const std::vector<Binding>& t, int) {
+    write_double(t);
+    return HARNESS_STATUS_OK;
+  };
+  Fixture forged(Suite::perf);
+  forged.executor.behaviour = doubling;
+  forged.executor.witness_ns = 1e9;
+  const auto v = verdict_of([&] { forged.run_driver(); });
+  EXPECT_EQ(v.verdict(), Verdict::forged_timing) << v.message();
+  EXPECT_NE(v.message().find("1000.000 ms"), std::string::npos) << v.message();
+
+  Fixture unwitnessed(Suite::perf);
+  unwitnessed.executor.behaviour = doubling;
+  EXPECT_NO_THROW(unwitnessed.run_driver());
+  EXPECT_DOUBLE_EQ(unwitnessed.result.timing->scored_median_ns(), 1000.0);
+
+  // A witness that agrees (the calls plus their stated overhead) stands.
+  Fixture honest(Suite::perf);
+  honest.executor.behaviour = doubling;
+  honest.executor.witness_ns = 5.1e6;
+  EXPECT_NO_THROW(honest.run_driver());
+  ASSERT_TRUE(honest.result.timing->witness.has_value());
+}
+
+// The timed op binds 128 KiB of a case's 1.1 MiB; with a 1 MiB cache the
+// sets must be counted by the timed op's tensors (16 sets), not by the
+// case's (2 sets, 256 KiB together: warm, so no speed is impossible).
+TEST(StatelessDriver, SetsAreCountedByTheTimedOpsTensorsSoTheCaseIsCold) {
+  Fixture f(Suite::perf);
+  f.executor.behaviour = [](const std::vector<Binding>& t, int) {
+    if (t.size() == 2 && t[0].tensor->spec().name == "a") {
+      std::memset(t[1].tensor->raw(), 1, t[1].tensor->bytes());
+    } else {
+      std::memcpy(t[1].tensor->raw(), t[0].tensor->raw(), t[1].tensor->bytes());
+    }
+    return HARNESS_STATUS_OK;
+  };
+  StatelessCase op;
+  op.tensors = {TensorSpec{"a", DType::f32, {256 * 1024}}, TensorSpec{"s", DType::f32, {16 * 1024}},
+                TensorSpec{"z", DType::f32, {16 * 1024}}};
+  op.generated = {"a"};
+  op.generate = [](uint64_t, HostTensors& in) { std::memset(in.at("a").raw(), 0, in.at("a").bytes()); };
+  OpStep fill;
+  fill.op = "fill";
+  fill.arguments = {{"a", Access::in}, {"s", Access::opaque}};
+  OpStep copy;
+  copy.op = "copy";
+  copy.arguments = {{"s", Access::in}, {"z", Access::out}};
+  op.steps = {fill, copy};
+  op.timed_step = 1;
+  CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result);
+  EXPECT_NO_THROW(run_stateless_case(ctx, op));
+  ASSERT_TRUE(f.result.timing.has_value());
+  EXPECT_EQ(f.result.timing->sets, 16u);
+  EXPECT_TRUE(f.result.timing->cache_cold);
 }
 
 TEST(StatelessDriver, ALaterOpReadingAnotherSetsStateIsCaught) {

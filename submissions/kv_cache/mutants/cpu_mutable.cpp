@@ -1,7 +1,9 @@
 // A plausible single-threaded paged KV cache, the common source of the CPU
-// mutants. Each mutant's submission.json defines one MUTANT_* macro that
-// switches on one realistic bug; with none defined the implementation is
-// correct (it is never shipped that way: cpu-fast and cpu-naive are).
+// mutants and of the exploits of ../exploits/cpu-*. Each mutant's
+// submission.json defines one MUTANT_* macro that switches on one realistic
+// bug, each exploit one EXPLOIT_* macro that switches on one attack; with
+// none defined the implementation is correct (it is never shipped that way:
+// cpu-fast and cpu-naive are).
 //
 // Design: blocks of kBlock tokens, [layers, 2 (K, V), kBlock, kv_heads,
 // head_dim] floats each, in a pool that grows on demand up to what the
@@ -12,6 +14,9 @@
 // running max in double and its sums in float.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <map>
+#include <tuple>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -43,7 +48,7 @@ class MutableCache final : public kv_abi::Cache {
     if (held + n > c_.max_tokens) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "append: past max_tokens");
     const int64_t owned = it == sequences_.end() ? 0 : static_cast<int64_t>(it->second.blocks.size());
     const int64_t needed = std::max<int64_t>(0, (held + n + kBlock - 1) / kBlock - owned);
-    const int64_t available = static_cast<int64_t>(free_.size()) + max_blocks_ - fresh_;
+    const int64_t available = static_cast<int64_t>(free_.size()) + max_blocks_ + leaked_ - fresh_;
     std::vector<int32_t> stolen;
     if (needed > available) {
 #ifdef MUTANT_OVERWRITE_PAST_BUDGET
@@ -79,11 +84,32 @@ class MutableCache final : public kv_abi::Cache {
                                                            static_cast<int32_t>(pos % kBlock + 1));
     }
     s.tokens[static_cast<size_t>(layer)] = held + n;
+    ++changes_;
+#ifdef EXPLOIT_RESERVE_MAX_LENGTH
+    // Attack: every sequence reserves (and touches) room for max_tokens on
+    // its first append, outside the pool that bytes_in_use counts.
+    std::vector<float>& reserved = reservations_[sequence];
+    if (reserved.empty()) reserved.assign(static_cast<size_t>(c_.max_tokens * c_.layers * 2 * row_), 1.0f);
+#endif
     return HARNESS_STATUS_OK;
   }
 
   harness_status attend(int32_t layer, int32_t batch, const int64_t* sequences, const int32_t* query_lengths,
                         const float* q, float* out, void*) override {
+#ifdef EXPLOIT_REPLAY_ATTEND
+    // Attack: an attend with the same queries (by address and a sample of
+    // their values) on an unchanged cache returns the answer it gave before,
+    // without reading a single key.
+    int64_t query_rows = 0;
+    for (int32_t b = 0; b < batch; ++b) query_rows += query_lengths[b];
+    const int64_t out_elems = query_rows * c_.query_heads * c_.head_dim;
+    const auto key = std::make_tuple(layer, q, out, changes_, q[0], q[out_elems - 1]);
+    const auto hit = replays_.find(key);
+    if (hit != replays_.end()) {
+      std::memcpy(out, hit->second.data(), hit->second.size() * sizeof(float));
+      return HARNESS_STATUS_OK;
+    }
+#endif
     int64_t row = 0;
     for (int32_t b = 0; b < batch; ++b) {
       const auto it = sequences_.find(sequences[b]);
@@ -95,22 +121,36 @@ class MutableCache final : public kv_abi::Cache {
         for (int64_t h = 0; h < c_.query_heads; ++h) attend_row(it->second, layer, tokens, pos, h, q, out, row);
       }
     }
+#ifdef EXPLOIT_REPLAY_ATTEND
+    replays_[key].assign(out, out + out_elems);
+#endif
     return HARNESS_STATUS_OK;
   }
 
   harness_status release(int64_t sequence) override {
     const auto it = sequences_.find(sequence);
     if (it == sequences_.end()) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "release: not live");
-#ifndef MUTANT_LEAK_ON_RELEASE
+#if !defined(MUTANT_LEAK_ON_RELEASE) && !defined(EXPLOIT_HIDDEN_LEAK)
     for (auto b = it->second.blocks.rbegin(); b != it->second.blocks.rend(); ++b) free_.push_back(*b);
 #endif
+#ifdef EXPLOIT_HIDDEN_LEAK
+    // Attack: the blocks leak as in MUTANT_LEAK_ON_RELEASE, but are
+    // reported free (and the pool grows past the budget to make up for them).
+    leaked_ += static_cast<int64_t>(it->second.blocks.size());
+#endif
+#ifdef EXPLOIT_RESERVE_MAX_LENGTH
+    reservations_.erase(sequence);
+#endif
+    ++changes_;
     // (MUTANT_LEAK_ON_RELEASE) Bug: the table is dropped, its blocks never
     // reach the free list: they stay counted and are never reused.
     sequences_.erase(it);
     return HARNESS_STATUS_OK;
   }
 
-  int64_t bytes_in_use() const override { return (fresh_ - static_cast<int64_t>(free_.size())) * block_bytes_; }
+  int64_t bytes_in_use() const override {
+    return (fresh_ - leaked_ - static_cast<int64_t>(free_.size())) * block_bytes_;
+  }
 
  private:
   struct Sequence {
@@ -123,7 +163,7 @@ class MutableCache final : public kv_abi::Cache {
     if (!free_.empty()) {
       id = free_.back();
       free_.pop_back();
-    } else if (fresh_ < max_blocks_) {
+    } else if (fresh_ < max_blocks_ + leaked_) {
       id = static_cast<int32_t>(fresh_++);
       pool_.resize(static_cast<size_t>(fresh_ * block_elems_));
       filled_.push_back(0);
@@ -206,6 +246,14 @@ class MutableCache final : public kv_abi::Cache {
   std::vector<int32_t> filled_;  // [blocks] positions written
   std::vector<int32_t> free_;    // a stack: the last block released is the first reused
   int64_t fresh_ = 0;            // blocks [0, fresh_) exist in pool_
+  int64_t leaked_ = 0;           // EXPLOIT_HIDDEN_LEAK only: blocks lost, reported free
+  int64_t changes_ = 0;          // appends and releases so far
+#ifdef EXPLOIT_REPLAY_ATTEND
+  std::map<std::tuple<int32_t, const float*, float*, int64_t, float, float>, std::vector<float>> replays_;
+#endif
+#ifdef EXPLOIT_RESERVE_MAX_LENGTH
+  std::unordered_map<int64_t, std::vector<float>> reservations_;
+#endif
   std::unordered_map<int64_t, Sequence> sequences_;
 };
 

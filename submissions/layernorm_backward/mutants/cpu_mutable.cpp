@@ -1,7 +1,9 @@
 // A plausible mid-level CPU layer normalisation, the common source of the
-// CPU mutants. Each mutant's submission.json defines one MUTANT_* macro that
-// switches on one realistic bug; with none defined the implementation is
-// correct (it is never shipped that way: cpu-fast and cpu-naive are).
+// CPU mutants and of the exploits of ../exploits/cpu-*. Each mutant's
+// submission.json defines one MUTANT_* macro that switches on one realistic
+// bug, each exploit one EXPLOIT_* macro that switches on one attack; with
+// none defined the implementation is correct (it is never shipped that way:
+// cpu-fast and cpu-naive are).
 //
 // Design: one thread. The forward takes each row's statistics with Welford's
 // update in double on the row shifted by its first element, and saves
@@ -11,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <vector>
 
 #include "abi_support.h"
@@ -115,6 +118,19 @@ harness_status forward(const float* x, const float* gamma, const float* beta, in
   }
 #ifdef MUTANT_STALE_SAVED_STATE
   last_forward_state.assign(state, state + rows);
+#endif
+#ifdef EXPLOIT_HIDDEN_XHAT
+  // Attack: xhat of every row kept for the backward in a store of the
+  // library's own, keyed by the input, while saved_bytes declares only the
+  // two floats per row of `Saved`.
+  static std::map<const float*, std::vector<float>> hidden_xhat;
+  std::vector<float>& kept = hidden_xhat[x];
+  kept.resize(static_cast<size_t>(rows * dim));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < dim; ++j) {
+      kept[static_cast<size_t>(r * dim + j)] = ((x[r * dim + j] - x[r * dim]) - state[r].shifted_mean) * state[r].rstd;
+    }
+  }
 #endif
   return HARNESS_STATUS_OK;
 }
