@@ -95,6 +95,11 @@ void layered_budget(KvSession& s, harness::CaseContext& ctx) {
   }
   s.check_bytes();
   if (refused < 0) ctx.fail(harness::Verdict::wrong_answer, "the cache accepted more than its budget can hold without refusing");
+  // max_tokens (256) leaves room for one sequence even in a cache that
+  // reserves max_tokens per sequence.
+  if (s.live_sequences().empty()) {
+    ctx.fail(harness::Verdict::wrong_answer, "the cache refused the first sequence, though the budget holds three and a half");
+  }
   s.attend_newest();
   s.release(s.live_sequences().front());
   s.append(refused, 128);
@@ -213,7 +218,7 @@ void run_workload(harness::CaseContext& ctx, const KvCase& c, const FormatTolera
       });
     case Workload::layered_budget: {
       const double budget = layered_budget_tokens() * c.layers * token_bytes(c, declared_bytes_per_element(ctx));
-      return in_session(KvConfig{c.layers, c.q_heads, c.kv_heads, c.head_dim, 8, 512, static_cast<int64_t>(budget)},
+      return in_session(KvConfig{c.layers, c.q_heads, c.kv_heads, c.head_dim, 8, 256, static_cast<int64_t>(budget)},
                         [&](KvSession& s) { layered_budget(s, ctx); });
     }
     case Workload::capacity:
