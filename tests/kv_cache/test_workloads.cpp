@@ -20,6 +20,7 @@ struct Flaws {
   bool leak = false;          // release forgets to return the sequence's bytes
   bool never_refuses = false; // no budget enforcement
   bool underreports = false;  // bytes_in_use half of the truth
+  bool budget_per_layer = false;  // checks the budget for the layer at hand, not the whole chunk
 };
 
 class TrustedCache : public Executor {
@@ -41,7 +42,9 @@ class TrustedCache : public Executor {
       const auto n = s["n"].get<int64_t>();
       const int64_t more = n * 2 * hkv_ * d_ * 4;
       const bool new_sequence = !keys_.count(seq);
-      if (!flaws_.never_refuses && (bytes_ + more > budget_ || (new_sequence && static_cast<int>(keys_.size()) >= max_sequences_))) {
+      // At layer 0 the chunk's every layer is reserved: it is refused whole or not at all.
+      const int64_t reserved = flaws_.budget_per_layer ? more : layer == 0 ? more * layers_ : 0;
+      if (!flaws_.never_refuses && (bytes_ + reserved > budget_ || (new_sequence && static_cast<int>(keys_.size()) >= max_sequences_))) {
         r.status = HARNESS_STATUS_OUT_OF_MEMORY;
         return r;
       }
@@ -154,6 +157,15 @@ TEST(KvWorkloads, TheBudgetIsEnforcedAndCapacityMeasured) {
   const Outcome greedy = run_workload("edge.over_budget.l1.h4x4.d64", {false, true, false});
   EXPECT_EQ(greedy.verdict, Verdict::wrong_answer);
   EXPECT_NE(greedy.message.find("over the budget"), std::string::npos) << greedy.message;
+}
+
+TEST(KvWorkloads, AChunkRefusedAfterItsFirstLayerIsCaughtOnlyUnderAMultiLayerBudget) {
+  Flaws per_layer;
+  per_layer.budget_per_layer = true;
+  EXPECT_EQ(run_workload("edge.over_budget.l1.h4x4.d64", per_layer).verdict, Verdict::pass);
+  const Outcome o = run_workload("edge.layered_budget.l2.h4x4.d64", per_layer);
+  EXPECT_EQ(o.verdict, Verdict::error) << o.message;
+  EXPECT_NE(o.message.find("refused layer 1"), std::string::npos) << o.message;
 }
 
 TEST(KvWorkloads, BytesInUseBelowWhatTheCacheHoldsIsCaught) {

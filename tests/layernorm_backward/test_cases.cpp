@@ -42,6 +42,21 @@ TEST(LayerNormCases, IdsAreUniqueAndTheMatrixCoversTheSpec) {
   EXPECT_EQ(offsets, (std::set<double>{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6}));
 }
 
+TEST(LayerNormCases, VectorAndRowBlockTailsAreExercised) {
+  // A width above any vector width that is no multiple of 8 (a vector loop's
+  // tail) nor of 64 (a warp's); a large row count no multiple of 128 (a
+  // reduction's last partial chunk of rows). Shapes do not depend on the seed.
+  bool column_tail = false, row_tail = false;
+  for (const auto& spec : harness::find_challenge("layernorm_backward").cases()) {
+    if (spec.suite == harness::Suite::perf) continue;
+    const LnCase c = ln_case_of(spec);
+    column_tail = column_tail || (c.dim > 64 && c.dim % 8 != 0 && c.dim % 64 != 0);
+    row_tail = row_tail || (c.rows >= 1024 && c.rows % 128 != 0 && c.rows % 64 != 0);
+  }
+  EXPECT_TRUE(column_tail);
+  EXPECT_TRUE(row_tail);
+}
+
 TEST(LayerNormCases, ByteModelsCountTheMinimumTraffic) {
   const LnCase c{4096, 16384, Data::normal, 0, 1e-5f, Ops::backward};
   EXPECT_DOUBLE_EQ(forward_bytes(c), 8.0 * 4096 * 16384 + 8.0 * 16384 + 8.0 * 4096);

@@ -15,8 +15,10 @@ const std::pair<Workload, const char*> kNames[] = {
     {Workload::single, "single"},           {Workload::batch, "batch"},
     {Workload::chunked_prefill, "chunked_prefill"}, {Workload::layers, "layers"},
     {Workload::gqa, "gqa"},                 {Workload::churn, "churn"},
-    {Workload::over_budget, "over_budget"}, {Workload::capacity, "capacity"},
-    {Workload::block_edges, "block_edges"}, {Workload::one_token, "one_token"},
+    {Workload::over_budget, "over_budget"}, {Workload::layered_budget, "layered_budget"},
+    {Workload::capacity, "capacity"},
+    {Workload::block_edges, "block_edges"}, {Workload::ragged_reuse, "ragged_reuse"},
+    {Workload::one_token, "one_token"},
     {Workload::large_scores, "large_scores"}, {Workload::long_context, "long_context"},
     {Workload::decode, "decode"}};
 
@@ -88,8 +90,10 @@ std::vector<CaseSpec> case_matrix() {
   // Edge: the life of a cache under memory pressure, and awkward lengths.
   add(Suite::edge, Workload::churn, 2, 4, 4, 64, true);
   add(Suite::edge, Workload::over_budget, 1, 4, 4, 64, true);
+  add(Suite::edge, Workload::layered_budget, 2, 4, 4, 64);
   add(Suite::edge, Workload::capacity, 1, 4, 4, 64, true);
   add(Suite::edge, Workload::block_edges, 1, 4, 2, 64);
+  add(Suite::edge, Workload::ragged_reuse, 2, 4, 2, 64);
   add(Suite::edge, Workload::one_token, 1, 4, 4, 64);
   // Stability: scores near exp's limit, and a long softmax.
   add(Suite::stability, Workload::large_scores, 2, 8, 8, 64, true);

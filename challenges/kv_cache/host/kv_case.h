@@ -18,8 +18,10 @@ enum class Workload {
   gqa,              // grouped-query attention
   churn,            // sequences end and start; memory reused, nothing leaked
   over_budget,      // appends past the budget are refused cleanly, the rest stays intact
+  layered_budget,   // a multi-layer cache at its budget: a chunk is refused whole, at its first layer
   capacity,         // how many live tokens fit in a budget
   block_edges,      // lengths around powers of two
+  ragged_reuse,     // lengths block - 1, block, block + 1 for a block drawn from the seed; released blocks reused
   one_token,        // a single one-token sequence
   large_scores,     // q and k scaled so that scores reach about +-100
   long_context,     // one sequence of 32768 tokens

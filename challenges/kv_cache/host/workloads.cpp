@@ -3,15 +3,14 @@
 #include <algorithm>
 
 #include "harness/core/error.h"
+#include "churn_plan.h"
 #include "harness/core/rng.h"
+#include "kv_cache.h"
 #include "kv_session.h"
 
 namespace kv {
 
 namespace {
-
-// Sequence ids are arbitrary int64 values, never small or contiguous.
-int64_t sequence_id(int64_t i) { return 1000003 * (i + 1) + 7919 * (i % 13); }
 
 // A budget that a cache reserving max_tokens for every sequence slot also
 // fits in, so that only the budget workloads press on memory.
@@ -42,18 +41,15 @@ void prefill_then_decode(KvSession& s, const std::vector<int64_t>& lengths, int 
 }
 
 void churn(KvSession& s, harness::Rng& rng) {
-  int64_t next = 0;
-  for (int step = 0; step < 40; ++step) {
-    const auto live = s.live_sequences();
-    const double r = rng.uniform();
-    if (live.size() < 3 || (r < 0.4 && live.size() < static_cast<size_t>(s.config().max_sequences))) {
-      s.append(sequence_id(next++), 1 + static_cast<int64_t>(rng.below(200)));
-    } else if (r < 0.7) {
-      s.release(live[rng.below(live.size())]);
-    } else {
-      for (int64_t id : live) {
-        if (s.tokens(id) < s.config().max_tokens) s.append(id, 1);
-      }
+  for (const ChurnStep& step : plan_churn(rng, s.config().max_sequences)) {
+    switch (step.kind) {
+      case ChurnStep::start: s.append(step.sequence, step.tokens); break;
+      case ChurnStep::release: s.release(step.sequence); break;
+      case ChurnStep::decode:
+        for (int64_t id : s.live_sequences()) {
+          if (s.tokens(id) < s.config().max_tokens) s.append(id, 1);
+        }
+        break;
     }
     s.attend_newest();
     s.check_bytes();
@@ -83,6 +79,73 @@ void over_budget(KvSession& s, harness::CaseContext& ctx) {
   s.append(refused, 128);
   s.check_bytes();
   s.attend_newest();
+}
+
+// Sequences of 128 tokens in a multi-layer cache whose budget (from
+// layered_budget_tokens) holds three and a half of them: the fourth is
+// refused whole, at its first layer, though one layer's share of it fits;
+// the others stay intact; after a release it goes through.
+void layered_budget(KvSession& s, harness::CaseContext& ctx) {
+  int64_t refused = -1;
+  for (int64_t i = 0; i < s.config().max_sequences; ++i) {
+    if (!s.append(sequence_id(i), 128, true)) {
+      refused = sequence_id(i);
+      break;
+    }
+  }
+  s.check_bytes();
+  if (refused < 0) ctx.fail(harness::Verdict::wrong_answer, "the cache accepted more than its budget can hold without refusing");
+  // max_tokens (256) leaves room for one sequence even in a cache that
+  // reserves max_tokens per sequence.
+  if (s.live_sequences().empty()) {
+    ctx.fail(harness::Verdict::wrong_answer, "the cache refused the first sequence, though the budget holds three and a half");
+  }
+  s.attend_newest();
+  s.release(s.live_sequences().front());
+  s.append(refused, 128);
+  s.check_bytes();
+  s.attend_newest();
+}
+
+// Three rounds of six sequences whose lengths end one before, at and one
+// after a multiple of a block size drawn from the seed (8 to 128: every
+// power-of-two block a paged cache is likely to use sees ragged ends over
+// the rounds), prefilled and attended, decoded twice, then all released in
+// a random order: each later round is served from released blocks holding
+// the earlier round's K and V, which must never be read.
+void ragged_reuse(KvSession& s, harness::Rng& rng) {
+  int64_t next = 100;  // ids apart from the other workloads'
+  for (int round = 0; round < 3; ++round) {
+    const int64_t block = int64_t{8} << rng.below(5);
+    for (int i = 0; i < 6; ++i) {
+      const int64_t multiple = 1 + static_cast<int64_t>(rng.below(2));
+      s.append(sequence_id(next++), multiple * block + (i % 3) - 1);
+    }
+    s.check_bytes();
+    s.attend_all_layers(full_prefill(s));
+    for (int step = 0; step < 2; ++step) {
+      for (int64_t id : s.live_sequences()) s.append(id, 1);
+      s.attend_newest();
+    }
+    s.check_bytes();
+    auto live = s.live_sequences();
+    while (!live.empty()) {
+      const size_t pick = rng.below(live.size());
+      s.release(live[pick]);
+      live.erase(live.begin() + static_cast<long>(pick));
+    }
+  }
+}
+
+// The cache's bytes per element, asked before the session creates it, so
+// that a budget can be sized to its format (an unknown format is the
+// session's to reject).
+double declared_bytes_per_element(harness::CaseContext& ctx) {
+  const auto reply = ctx.call("format", {}, {});
+  const nlohmann::json& format = reply.scalars.contains("format") ? reply.scalars["format"] : nlohmann::json();
+  if (format == KV_CACHE_FORMAT_FP16) return 2.0;
+  if (format == KV_CACHE_FORMAT_INT8) return 1.0;
+  return 4.0;
 }
 
 // Sequences of 100 tokens until refused: how many live tokens fit.
@@ -153,6 +216,11 @@ void run_workload(harness::CaseContext& ctx, const KvCase& c, const FormatTolera
       return in_session(KvConfig{c.layers, c.q_heads, c.kv_heads, c.head_dim, 8, 512, 3 << 19}, [&](KvSession& s) {
         over_budget(s, ctx);
       });
+    case Workload::layered_budget: {
+      const double budget = layered_budget_tokens() * c.layers * token_bytes(c, declared_bytes_per_element(ctx));
+      return in_session(KvConfig{c.layers, c.q_heads, c.kv_heads, c.head_dim, 8, 256, static_cast<int64_t>(budget)},
+                        [&](KvSession& s) { layered_budget(s, ctx); });
+    }
     case Workload::capacity:
       // A budget of 8 MiB.
       return in_session(KvConfig{c.layers, c.q_heads, c.kv_heads, c.head_dim, 64, 2048, 8 << 20}, [&](KvSession& s) {
@@ -162,6 +230,8 @@ void run_workload(harness::CaseContext& ctx, const KvCase& c, const FormatTolera
       return in_session(roomy(c, 12, 136), [&](KvSession& s) {
         prefill_then_decode(s, {15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129}, 3);
       });
+    case Workload::ragged_reuse:
+      return in_session(roomy(c, 6, 2 * 128 + 1 + 2), [&](KvSession& s) { ragged_reuse(s, rng); });
     case Workload::one_token:
       return in_session(roomy(c, 1, 8), [&](KvSession& s) {
         s.append(sequence_id(0), 1);

@@ -109,6 +109,10 @@ std::vector<CaseSpec> case_matrix() {
   add(Suite::edge, 128, 256, Data::normal, 0, false, 1e-3f);
   add(Suite::edge, 1, 7);
   add(Suite::edge, 129, 1024);
+  // Tails: a width that is no multiple of 8 (nor 64) above any vector width,
+  // and a large row count that is no multiple of a row block (64 or 128).
+  add(Suite::edge, 64, 1003);
+  add(Suite::edge, 1100, 64);
 
   // Stability: the offset sweep (the report charts the error against it),
   // magnitudes whose squares overflow float, and a scaled input.

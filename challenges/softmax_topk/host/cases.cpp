@@ -22,14 +22,21 @@ struct NamedData {
 };
 const NamedData kDataNames[] = {{Data::normal, "normal"},   {Data::ties, "ties"},         {Data::equal, "equal"},
                                 {Data::masked, "masked"},   {Data::offset, "offset"},     {Data::uniform, "uniform"},
-                                {Data::dominant, "dominant"}, {Data::one_finite, "one_finite"}};
+                                {Data::dominant, "dominant"}, {Data::one_finite, "one_finite"},
+                                {Data::dominant_late, "dominant_late"}, {Data::small_terms, "small_terms"},
+                                {Data::cluster_warp, "cluster_warp"}, {Data::cluster_tile, "cluster_tile"},
+                                {Data::cluster_end, "cluster_end"}, {Data::ascending, "ascending"},
+                                {Data::descending, "descending"}, {Data::tile_ties, "tile_ties"},
+                                {Data::masked_first_tile, "masked_first_tile"}};
 
 std::string amount_label(const TopkCase& c) {
   switch (c.data) {
     case Data::masked: return fmt::format("{}", static_cast<int>(std::lround(c.amount * 100)));  // percent masked
     case Data::offset: return c.amount < 0 ? fmt::format("m{}", -c.amount) : fmt::format("p{}", c.amount);
     case Data::uniform:
-    case Data::dominant: return fmt::format("{}", c.amount);
+    case Data::dominant:
+    case Data::dominant_late:
+    case Data::small_terms: return fmt::format("{}", c.amount);
     default: return "";
   }
 }
@@ -110,6 +117,7 @@ std::vector<CaseSpec> case_matrix() {
   add(Suite::edge, 4, 4099, 64);
   add(Suite::edge, 1, 32000, 64);
   add(Suite::edge, 65536, 32, 2);
+  add(Suite::edge, 65537, 32, 2);  // one row past a grid dimension of 65536
   add(Suite::edge, 2, 4096, 512);
   add(Suite::edge, 2, 8192, 1024);
   add(Suite::edge, 32, 1000, 10, Data::ties, 0, true);
@@ -119,6 +127,15 @@ std::vector<CaseSpec> case_matrix() {
   add(Suite::edge, 4, 4096, 256, Data::equal);
   add(Suite::edge, 16, 4096, 64, Data::masked, 0.90);
   add(Suite::edge, 8, 1000, 32, Data::masked, 0.99, true);
+  // Structural: where the winners sit and how rows are ordered, drawn from
+  // the seed within each structure (structural_data.cpp).
+  add(Suite::edge, 8, 10000, 32, Data::cluster_warp);
+  add(Suite::edge, 8, 10000, 64, Data::cluster_tile);
+  add(Suite::edge, 8, 10001, 10, Data::cluster_end);
+  add(Suite::edge, 4, 10000, 64, Data::ascending);
+  add(Suite::edge, 4, 10000, 64, Data::descending);
+  add(Suite::edge, 8, 12388, 4, Data::tile_ties);
+  add(Suite::edge, 8, 10000, 10, Data::masked_first_tile);
 
   // Stability: data that breaks float exp without the max subtracted, and
   // probabilities spanning many orders of magnitude.
@@ -130,6 +147,8 @@ std::vector<CaseSpec> case_matrix() {
   add(Suite::stability, 16, 32000, 5, Data::dominant, 60);
   add(Suite::stability, 8, 4096, 64, Data::dominant, 100);
   add(Suite::stability, 4, 4096, 10, Data::one_finite);
+  add(Suite::stability, 4, 10000, 10, Data::dominant_late, 100);
+  add(Suite::stability, 2, 262144, 10, Data::small_terms, 17);
 
   // Performance: each input set well beyond any last-level cache.
   add(Suite::perf, 256, 131072, 8, Data::normal, 0, true);

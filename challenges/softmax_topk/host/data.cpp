@@ -6,6 +6,7 @@
 
 #include "harness/core/parallel.h"
 #include "harness/core/rng.h"
+#include "structural_data.h"
 
 namespace softmax_topk {
 
@@ -15,6 +16,7 @@ constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 void fill_row(const TopkCase& c, harness::Rng& rng, float* row) {
   const auto vocab = static_cast<size_t>(c.vocab);
+  if (is_structural(c.data)) return fill_structural_row(c, rng, row);
   switch (c.data) {
     case Data::normal:
       for (size_t j = 0; j < vocab; ++j) row[j] = static_cast<float>(rng.normal(0.0, 2.0));
@@ -52,10 +54,34 @@ void fill_row(const TopkCase& c, harness::Rng& rng, float* row) {
       row[rng.below(vocab)] = max + static_cast<float>(c.amount);
       break;
     }
+    case Data::dominant_late: {
+      // Past the first tile at every seed: a max taken over that tile alone
+      // is `amount` (> 88) short, and exp overflows.
+      float max = kMinusInfinity;
+      for (size_t j = 0; j < vocab; ++j) {
+        row[j] = static_cast<float>(rng.normal(0.0, 2.0));
+        max = std::max(max, row[j]);
+      }
+      const auto first_tile = static_cast<size_t>(std::min<int64_t>(kTile, c.vocab - 1));
+      row[first_tile + rng.below(vocab - first_tile)] = max + static_cast<float>(c.amount);
+      break;
+    }
+    case Data::small_terms: {
+      // Fixed magnitudes: every term but one is exp(-amount) of the largest,
+      // and the largest sits in the first tile, so the error of a sum that
+      // loses small terms (skips them, or adds them one by one to a float
+      // already holding the largest) is the same at every seed.
+      const auto top = static_cast<float>(rng.normal(0.0, 2.0));
+      const float rest = top - static_cast<float>(c.amount);
+      for (size_t j = 0; j < vocab; ++j) row[j] = rest;
+      row[rng.below(static_cast<size_t>(std::min<int64_t>(kTile, c.vocab)))] = top;
+      break;
+    }
     case Data::one_finite:
       for (size_t j = 0; j < vocab; ++j) row[j] = kMinusInfinity;
       row[rng.below(vocab)] = static_cast<float>(rng.normal(0.0, 2.0));
       break;
+    default: break;  // the structural kinds, filled above
   }
 }
 

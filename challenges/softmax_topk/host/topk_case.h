@@ -19,7 +19,24 @@ enum class Data {
   uniform,    // uniform in [-amount, amount]
   dominant,   // normal, one random column `amount` above the row's maximum
   one_finite, // every entry -inf but one
+  dominant_late,  // normal, one column past the first kTile columns `amount` above the row's maximum
+  small_terms,    // one column in the first kTile at a random value, every other exactly `amount` below it
+  // Structural (structural_data.cpp): the top k in one warp's aligned slice
+  // of 32 columns, in one tile past the first, or in the last k columns;
+  // rows sorted ascending or descending; integer ties for the top on both
+  // sides of every tile boundary; the whole first tile -inf.
+  cluster_warp,
+  cluster_tile,
+  cluster_end,
+  ascending,
+  descending,
+  tile_ties,
+  masked_first_tile,
 };
+
+// The column tile that blocked kernels commonly take first (4096 floats =
+// 16 KiB); the late-dominant data puts its extreme value past it.
+constexpr int64_t kTile = 4096;
 
 struct TopkCase {
   int64_t rows = 0;

@@ -35,17 +35,42 @@ class MutableCache final : public kv_abi::Cache {
         row_(int64_t{c.kv_heads} * c.head_dim),
         block_elems_(int64_t{c.layers} * 2 * kBlock * row_),
         block_bytes_(block_elems_ * static_cast<int64_t>(sizeof(float))),
-        max_blocks_(std::min<int64_t>(c.memory_budget / block_bytes_, int64_t{1} << 30)) {}
+#ifdef MUTANT_BUDGET_PER_LAYER
+        // (the pool is bounded by the per-layer charge below instead)
+        max_blocks_(int64_t{1} << 30),
+#else
+        max_blocks_(std::min<int64_t>(c.memory_budget / block_bytes_, int64_t{1} << 30)),
+#endif
+        slice_bytes_(block_bytes_ / c.layers) {}
 
   harness_status append(int32_t layer, int64_t sequence, int64_t n, const float* k, const float* v,
                         void*) override {
     auto it = sequences_.find(sequence);
     if (it == sequences_.end()) {
-      const harness_status admitted = kv_abi::check_new_sequence(layer, sequences_.size(), c_);
+#ifdef MUTANT_SLOTS_NEVER_REUSED
+      // Bug: sequences get slot numbers from a counter that only grows, and
+      // a slot number of max_sequences or more counts as "no slot left":
+      // the (max_sequences + 1)-th sequence ever started is refused, however
+      // many have been released.
+      const size_t slots_taken = static_cast<size_t>(slots_handed_out_);
+#else
+      const size_t slots_taken = sequences_.size();
+#endif
+      const harness_status admitted = kv_abi::check_new_sequence(layer, slots_taken, c_);
       if (admitted != HARNESS_STATUS_OK) return admitted;
     }
     const int64_t held = it == sequences_.end() ? 0 : it->second.tokens[static_cast<size_t>(layer)];
     if (held + n > c_.max_tokens) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "append: past max_tokens");
+#ifdef MUTANT_BUDGET_PER_LAYER
+    // Bug: the budget is charged layer by layer (each layer's slice of a
+    // block) and checked for this layer's slices alone: a chunk with room
+    // for one layer's share is accepted at layer 0 and refused at layer 1,
+    // half appended.
+    const int64_t layer_slices =
+        (held + n + kBlock - 1) / kBlock - (it == sequences_.end() ? 0 : it->second.slices[static_cast<size_t>(layer)]);
+    if ((slices_charged_ + layer_slices) * slice_bytes_ > c_.memory_budget)
+      return kv_abi::fail(HARNESS_STATUS_OUT_OF_MEMORY, "append: this layer's blocks would pass the budget");
+#endif
     const int64_t owned = it == sequences_.end() ? 0 : static_cast<int64_t>(it->second.blocks.size());
     const int64_t needed = std::max<int64_t>(0, (held + n + kBlock - 1) / kBlock - owned);
     const int64_t available = static_cast<int64_t>(free_.size()) + max_blocks_ + leaked_ - fresh_;
@@ -70,7 +95,9 @@ class MutableCache final : public kv_abi::Cache {
     if (it == sequences_.end()) {
       Sequence s;
       s.tokens.assign(static_cast<size_t>(c_.layers), 0);
+      s.slices.assign(static_cast<size_t>(c_.layers), 0);
       it = sequences_.emplace(sequence, std::move(s)).first;
+      ++slots_handed_out_;
     }
     Sequence& s = it->second;
     for (int64_t b = 0; b < needed; ++b) s.blocks.push_back(take_block(&stolen));
@@ -90,6 +117,10 @@ class MutableCache final : public kv_abi::Cache {
     // its first append, outside the pool that bytes_in_use counts.
     std::vector<float>& reserved = reservations_[sequence];
     if (reserved.empty()) reserved.assign(static_cast<size_t>(c_.max_tokens * c_.layers * 2 * row_), 1.0f);
+#endif
+#ifdef MUTANT_BUDGET_PER_LAYER
+    s.slices[static_cast<size_t>(layer)] += layer_slices;
+    slices_charged_ += layer_slices;
 #endif
     return HARNESS_STATUS_OK;
   }
@@ -142,20 +173,28 @@ class MutableCache final : public kv_abi::Cache {
     reservations_.erase(sequence);
 #endif
     ++changes_;
+#ifdef MUTANT_BUDGET_PER_LAYER
+    for (int64_t charged : it->second.slices) slices_charged_ -= charged;
+#endif
     // (MUTANT_LEAK_ON_RELEASE) Bug: the table is dropped, its blocks never
     // reach the free list: they stay counted and are never reused.
     sequences_.erase(it);
     return HARNESS_STATUS_OK;
   }
 
+#ifdef MUTANT_BUDGET_PER_LAYER
+  int64_t bytes_in_use() const override { return slices_charged_ * slice_bytes_; }
+#else
   int64_t bytes_in_use() const override {
     return (fresh_ - leaked_ - static_cast<int64_t>(free_.size())) * block_bytes_;
   }
+#endif
 
  private:
   struct Sequence {
     std::vector<int32_t> blocks;
     std::vector<int64_t> tokens;  // [layers]
+    std::vector<int64_t> slices;  // [layers] blocks charged per layer (MUTANT_BUDGET_PER_LAYER)
   };
 
   int32_t take_block(std::vector<int32_t>* stolen) {
@@ -241,7 +280,9 @@ class MutableCache final : public kv_abi::Cache {
   }
 
   kv_cache_config c_;
-  int64_t row_, block_elems_, block_bytes_, max_blocks_;
+  int64_t row_, block_elems_, block_bytes_, max_blocks_, slice_bytes_;
+  int64_t slices_charged_ = 0;    // MUTANT_BUDGET_PER_LAYER: layer slices of blocks charged
+  int64_t slots_handed_out_ = 0;  // sequences ever started
   std::vector<float> pool_;      // [blocks, layers, 2, kBlock, kv_heads, head_dim]
   std::vector<int32_t> filled_;  // [blocks] positions written
   std::vector<int32_t> free_;    // a stack: the last block released is the first reused

@@ -40,7 +40,9 @@ def append(scalars, k, v):
     sequence, layer = scalars["sequence"], scalars["layer"]
     if sequence not in sequences and len(sequences) >= c["max_sequences"]:
         raise harness_client.OutOfMemory("no room for another sequence")
-    if bytes_in_use({})["bytes"] + k.shape[0] * token_bytes() > c["memory_budget"]:
+    # Every layer receives the same tokens, layer 0 first: the chunk is
+    # admitted whole at layer 0, for all layers, or refused there.
+    if layer == 0 and bytes_in_use({})["bytes"] + k.shape[0] * token_bytes() * c["layers"] > c["memory_budget"]:
         raise harness_client.OutOfMemory("the budget is spent")
     entry = sequences.setdefault(sequence, {"k": [None] * c["layers"], "v": [None] * c["layers"]})
     for name, data in (("k", k), ("v", v)):

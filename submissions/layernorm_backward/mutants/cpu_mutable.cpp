@@ -60,7 +60,14 @@ Moments row_moments(const float* x, int64_t dim) {
   // Welford on the shifted row: x - x[0] is exact for rows with a large
   // offset, and the running update never forms E[x^2].
   double mean = 0.0, m2 = 0.0;
-  for (int64_t j = 0; j < dim; ++j) {
+#ifdef MUTANT_MOMENTS_TAIL_DROPPED
+  // Bug: wide rows take an 8-wide path whose scalar tail was never written:
+  // the statistics of a row of dim % 8 != 0 leave out its last columns.
+  const int64_t counted = dim >= 64 ? dim - dim % 8 : dim;
+#else
+  const int64_t counted = dim;
+#endif
+  for (int64_t j = 0; j < counted; ++j) {
     const double d = static_cast<double>(x[j] - x[0]);
     const double delta = d - mean;
     mean += delta / static_cast<double>(j + 1);
@@ -70,9 +77,9 @@ Moments row_moments(const float* x, int64_t dim) {
   // Bug: the unbiased (sample) variance, as statistics libraries default to;
   // layer normalisation uses the population variance. The relative error is
   // 1/(dim - 1): large for short rows, negligible for long ones.
-  return Moments{mean, m2 / static_cast<double>(dim - 1)};
+  return Moments{mean, m2 / static_cast<double>(counted - 1)};
 #else
-  return Moments{mean, m2 / static_cast<double>(dim)};
+  return Moments{mean, m2 / static_cast<double>(counted)};
 #endif
 #endif
 }
@@ -190,15 +197,23 @@ harness_status backward(const float* dy, const float* x, const float* gamma, con
       row_backward(dy + r * dim, x + r * dim, gamma, dim, s, dx + r * dim, g_row.data(), part_dgamma, part_dbeta);
     }
   }
+#ifdef MUTANT_DGAMMA_PARTIAL_BLOCK_DROPPED
+  // Bug: large inputs reduce the partials over whole blocks only
+  // (rows / kBlockRows), as if rows came padded to a multiple of the block:
+  // the last rows % 64 rows never reach dgamma and dbeta.
+  const int64_t reduced_blocks = rows >= 1024 ? rows / kBlockRows : blocks;
+#else
+  const int64_t reduced_blocks = blocks;
+#endif
   for (int64_t j = 0; j < dim; ++j) {
     double g = 0.0, be = 0.0;
 #ifdef MUTANT_DGAMMA_FIRST_BLOCK
     // Bug: the loop over the blocks' partials steps by rows per block (the
     // stride of the row loop above) instead of 1: with rows <= 64 * 64 only
     // the first block's rows reach dgamma and dbeta.
-    for (int64_t b = 0; b < blocks; b += kBlockRows) {
+    for (int64_t b = 0; b < reduced_blocks; b += kBlockRows) {
 #else
-    for (int64_t b = 0; b < blocks; ++b) {
+    for (int64_t b = 0; b < reduced_blocks; ++b) {
 #endif
       g += partials[static_cast<size_t>(b * 2 * dim + j)];
       be += partials[static_cast<size_t>((b * 2 + 1) * dim + j)];

@@ -32,6 +32,12 @@ bool better(const Cand& a, const Cand& b) {
 }
 
 float row_max(const float* x, int64_t vocab) {
+#ifdef MUTANT_MAX_FROM_FIRST_TILE
+  // Bug: the stabilising max is taken over the first chunk only (the one a
+  // streaming kernel holds when it starts summing); a logit more than ~88
+  // above it further on overflows exp to inf, and inf / inf is NaN.
+  vocab = std::min(vocab, kMaxChunk);
+#endif
   float m0 = -INFINITY, m1 = -INFINITY, m2 = -INFINITY, m3 = -INFINITY;
   int64_t i = 0;
   for (; i + 4 <= vocab; i += 4) {
@@ -69,9 +75,31 @@ float exp_term(float x, float m) {
 #endif
 }
 
+// What a term adds to the row's sum.
+float summand(float e) {
+#ifdef MUTANT_SKIPS_TINY_TERMS
+  // Bug: terms below float's epsilon relative to the max term (exactly 1)
+  // are skipped as "unable to change a float sum"; one by one they cannot,
+  // but 262143 terms of exp(-17) add 1.1% to the denominator.
+  return e < 1.1920929e-7f ? 0.0f : e;
+#else
+  return e;
+#endif
+}
+
 // exps[i] = exp(x[i] - m); returns their sum (double accumulators: a float
 // sum over 2^18 terms drifts by ~1e-4 relative).
 double row_exp_sum(const float* x, int64_t vocab, float m, float* exps) {
+#ifdef MUTANT_FLOAT32_SEQUENTIAL_SUM
+  // Bug: one float accumulator, left to right. Once it holds the max term
+  // (1), every term below half its ulp (6e-8) rounds away.
+  float total = 0.0f;
+  for (int64_t i = 0; i < vocab; ++i) {
+    exps[i] = exp_term(x[i], m);
+    total += exps[i];
+  }
+  return total;
+#endif
   double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
   int64_t i = 0;
   for (; i + 4 <= vocab; i += 4) {
@@ -79,15 +107,15 @@ double row_exp_sum(const float* x, int64_t vocab, float m, float* exps) {
     exps[i + 1] = exp_term(x[i + 1], m);
     exps[i + 2] = exp_term(x[i + 2], m);
     exps[i + 3] = exp_term(x[i + 3], m);
-    s0 += exps[i];
-    s1 += exps[i + 1];
-    s2 += exps[i + 2];
-    s3 += exps[i + 3];
+    s0 += summand(exps[i]);
+    s1 += summand(exps[i + 1]);
+    s2 += summand(exps[i + 2]);
+    s3 += summand(exps[i + 3]);
   }
 #ifndef MUTANT_VECTOR_TAIL_SKIPPED
   for (; i < vocab; ++i) {
     exps[i] = exp_term(x[i], m);
-    s0 += exps[i];
+    s0 += summand(exps[i]);
   }
 #endif
   return (s0 + s1) + (s2 + s3);
@@ -227,6 +255,12 @@ namespace {
 
 void softmax_topk_tiles(const float* logits, int64_t rows, int64_t vocab, int64_t k,
                         float* probs, int32_t* indices) {
+#ifdef MUTANT_ROWS_CAPPED_65536
+  // Bug: rows are dealt out as a CUDA grid's y dimension would be, which the
+  // author capped at 65536 "because no batch is larger": rows past it are
+  // never written.
+  rows = std::min<int64_t>(rows, 65536);
+#endif
 #ifdef MUTANT_CRASH_LARGE_VOCAB
   // Bug: the scratch row lives on the stack, sized for the largest vocabulary
   // the author tried; a longer row gets the never-allocated fallback, and the
