@@ -126,6 +126,7 @@ void ProcessExecutor::ensure_started() {
   launch.working_directory = target_.folder;
   launch.protocol_on_stdio = true;
   launch.sandbox.readable = {target_.folder, client_path(), target_.command.front()};
+  launch.sandbox.readable.insert(launch.sandbox.readable.end(), target_.include_dirs.begin(), target_.include_dirs.end());
   launch.sandbox.writable = target_.scratch;
   launch.sandbox.may_start_processes = true;
   const char* python_path = std::getenv("PYTHONPATH");

@@ -24,6 +24,7 @@ struct ProcessTarget {
   int abi_version = 0;
   std::vector<std::string> command;  // resolved: argv[0] an absolute path
   std::string folder;                // the submission's folder: the working directory
+  std::vector<std::string> include_dirs;  // folders its manifest names, which it may read besides its own
   std::string log_path;              // the process's stderr
   std::string scratch;               // a folder of its own for tensor files
 };

@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "harness/core/error.h"
@@ -186,6 +187,11 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
       e.library = record.library;
       e.process_command = record.process_command;
       e.folder = record.manifest ? record.manifest->folder : "";
+      if (record.manifest) {
+        for (const auto& dir : record.manifest->include_dirs) {
+          e.include_dirs.push_back((std::filesystem::path(record.manifest->folder) / dir).lexically_normal().string());
+        }
+      }
       candidates.push_back(std::move(e));
     }
     {  // The built-in controls are candidates like mutants: they run when asked for.

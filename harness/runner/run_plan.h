@@ -37,6 +37,7 @@ struct PlannedEntry {
   std::string library;                  // compiled submissions
   std::vector<std::string> process_command;  // process submissions
   std::string folder;                   // the submission's folder
+  std::vector<std::string> include_dirs;  // the manifest's, absolute: a process submission may read them too
   std::optional<ControlKind> control;   // built-in negative controls
   const DeviceInfo* device = nullptr;
   std::vector<CaseSpec> cases;

@@ -54,6 +54,7 @@ std::unique_ptr<Executor> make_executor(const PlannedEntry& entry, const Scratch
     target.abi_version = entry.challenge->abi_version();
     target.command = entry.process_command;
     target.folder = entry.folder;
+    target.include_dirs = entry.include_dirs;
     target.log_path = scratch.file(stem + ".log");
     target.scratch = scratch.file(stem + ".tensors");
     return std::make_unique<ProcessExecutor>(std::move(target));

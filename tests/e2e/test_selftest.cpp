@@ -39,7 +39,7 @@ void expect_build_failure_reported(const RunResults& results) {
 // The SPEC: every tolerance is justified by the project's reference passing
 // it and a realistic mutant failing it.
 void expect_tolerance_justified(const RunResults& results) {
-  const double rtol = 1e-4;  // challenges/softmax_topk/challenge.json
+  const double rtol = 3e-4;  // challenges/softmax_topk/challenge.json
   for (const char* ours : {"cpu-fast", "cpu-naive"}) {
     double worst = 0;
     for (const auto& c : testing::entry_of(results, ours).cases) {
@@ -51,7 +51,7 @@ void expect_tolerance_justified(const RunResults& results) {
   }
   // bf16 rounding of exp(x - max) leaves the row's largest term (exactly 1)
   // intact, so with k = 1 only the sum's averaged error remains and can fall
-  // under 1e-4; from k = 2 on the rounding of the other winners shows. The
+  // under the tolerance; from k = 2 on the rounding of the other winners shows. The
   // verdict must follow the measured error exactly, and most core cases fail.
   size_t caught = 0, core = 0;
   for (const auto& c : testing::entry_of(results, "cpu-mutant-bf16-exp").cases) {
@@ -87,7 +87,7 @@ void expect_exploits_stopped(const RunResults& results) {
     EXPECT_LT(c.worker_output.size(), 2100u);
     EXPECT_NE(c.worker_output.find("earlier bytes not kept"), std::string::npos) << c.worker_output.substr(0, 100);
   }
-  // The 1.5 GB sparse output is refused by its size, not read.
+  // The 768 MB sparse output is refused by its size, not read.
   for (const auto& c : testing::entry_of(results, "process-exploit-huge-sparse-output").cases) {
     EXPECT_NE(c.message.find("more than the"), std::string::npos) << c.message;
   }

@@ -16,7 +16,7 @@ namespace softmax_topk {
 namespace {
 
 constexpr int kSeeds = 200;
-constexpr double kRtol = 1e-4;  // challenge.json's probs rtol
+constexpr double kRtol = 3e-4;  // challenge.json's probs rtol
 
 std::vector<TopkCase> cases_of(Data data) {
   std::vector<TopkCase> found;
@@ -67,10 +67,10 @@ TEST(SoftmaxTopkSeedCoverage, SmallTermsMakeTheSameLargeErrorOfALossySumAtEveryS
           sequential += e;                          // one float accumulator, left to right
           skipping += e < 1.1920929e-7f ? 0.0f : e;  // terms below float epsilon skipped
         }
-        // Both lossy sums are off by about 1.06% at every seed: over a
-        // hundred times the tolerance, never near it.
-        EXPECT_GT(std::fabs(sequential - exact) / exact, 100 * kRtol) << "seed " << seed << ", row " << r;
-        EXPECT_GT(std::fabs(skipping - exact) / exact, 100 * kRtol) << "seed " << seed << ", row " << r;
+        // Both lossy sums are off by about 1.06% at every seed: over thirty
+        // times the tolerance, never near it.
+        EXPECT_GT(std::fabs(sequential - exact) / exact, 30 * kRtol) << "seed " << seed << ", row " << r;
+        EXPECT_GT(std::fabs(skipping - exact) / exact, 30 * kRtol) << "seed " << seed << ", row " << r;
       }
     }
   }
