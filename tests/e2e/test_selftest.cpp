@@ -70,7 +70,19 @@ void expect_tolerance_justified(const RunResults& results) {
 void expect_exploits_stopped(const RunResults& results) {
   size_t exploits = 0;
   for (const auto& e : results.entries) exploits += e.submission.role == "exploit";
-  EXPECT_GE(exploits, 12u) << "exploits missing from the corpus";
+  EXPECT_GE(exploits, 26u) << "exploits missing from the corpus";
+  // The field attacks that the sandbox refuses without killing answer
+  // correctly (their verdict is pass), so their verdict alone would not show
+  // a hole: each says on stderr whether its attack got through.
+  size_t refused = 0;
+  for (const auto& e : results.entries) {
+    if (e.submission.role != "exploit") continue;
+    for (const auto& c : e.cases) {
+      EXPECT_EQ(c.worker_output.find("GOT THROUGH"), std::string::npos) << e.submission.name << ": " << c.worker_output;
+      refused += c.worker_output.find(": stopped") != std::string::npos;
+    }
+  }
+  EXPECT_GE(refused, 6u);
   // Watched by its pid, a worker whose child holds the socket is a crash at
   // once, not a timeout after --timeout 3.
   for (const char* name : {"cpu-exploit-child-holds-socket", "process-exploit-child-holds-stdout"}) {
