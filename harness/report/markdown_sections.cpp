@@ -94,8 +94,9 @@ void stability(std::string& out, const Group& g) {
     }
     out += "\n";
   }
-  // The precision tier each reached (scoring.cpp, graded_stability).
-  out += "| precision |";
+  // The precision tier each reached (scoring.cpp, graded_stability), where
+  // the challenge's checks measure it.
+  std::vector<std::string> tiers;
   for (const auto* e : columns) {
     std::string tier;
     if (e->scores) {
@@ -105,11 +106,16 @@ void stability(std::string& out, const Group& g) {
         tier = cut == std::string::npos ? "" : it->second.detail.substr(cut + 2);
       }
     }
-    out += fmt::format(" {} |", tier.empty() ? "-" : markdown_cell(tier));
+    tiers.push_back(tier);
   }
-  out += "\n\nPrecision loss: where a case's error sits between the float64 ideal (0: the rounding of the result "
-         "itself) and the bound of sound float32 arithmetic on that input (1), on a log scale; beyond 1 is "
-         "`wrong_answer`. The stability score gives 100 at 0 and 50 at 1.\n\n";
+  if (std::any_of(tiers.begin(), tiers.end(), [](const std::string& t) { return !t.empty(); })) {
+    out += "| precision |";
+    for (const auto& tier : tiers) out += fmt::format(" {} |", tier.empty() ? "-" : markdown_cell(tier));
+    out += "\n\nPrecision loss: where a case's error sits between the float64 ideal (0: the rounding of the result "
+           "itself) and the bound of sound float32 arithmetic on that input (1), on a log scale; beyond 1 is "
+           "`wrong_answer`. The stability score gives 100 at 0 and 50 at 1.\n";
+  }
+  out += "\n";
   // Error against a numeric parameter (e.g. the data's offset), when the
   // challenge names one: a line per submission.
   const std::string param = settings.contains("stability_series") ? settings["stability_series"].value("param", "") : "";
