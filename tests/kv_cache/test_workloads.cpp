@@ -21,6 +21,7 @@ struct Flaws {
   bool never_refuses = false; // no budget enforcement
   bool underreports = false;  // bytes_in_use half of the truth
   bool budget_per_layer = false;  // checks the budget for the layer at hand, not the whole chunk
+  bool always_refuses = false;    // every append is out of memory
 };
 
 class TrustedCache : public Executor {
@@ -44,7 +45,7 @@ class TrustedCache : public Executor {
       const bool new_sequence = !keys_.count(seq);
       // At layer 0 the chunk's every layer is reserved: it is refused whole or not at all.
       const int64_t reserved = flaws_.budget_per_layer ? more : layer == 0 ? more * layers_ : 0;
-      if (!flaws_.never_refuses && (bytes_ + reserved > budget_ || (new_sequence && static_cast<int>(keys_.size()) >= max_sequences_))) {
+      if (flaws_.always_refuses || (!flaws_.never_refuses && (bytes_ + reserved > budget_ || (new_sequence && static_cast<int>(keys_.size()) >= max_sequences_)))) {
         r.status = HARNESS_STATUS_OUT_OF_MEMORY;
         return r;
       }
@@ -166,6 +167,19 @@ TEST(KvWorkloads, AChunkRefusedAfterItsFirstLayerIsCaughtOnlyUnderAMultiLayerBud
   const Outcome o = run_workload("edge.layered_budget.l2.h4x4.d64", per_layer);
   EXPECT_EQ(o.verdict, Verdict::error) << o.message;
   EXPECT_NE(o.message.find("refused layer 1"), std::string::npos) << o.message;
+}
+
+TEST(KvWorkloads, ACacheRefusingTheFirstSequenceIsWrongNotAFaultOfTheHarness) {
+  // The budget workloads read the live sequences after the first refusal;
+  // with none live that was the front of an empty list, and the harness
+  // itself fell over.
+  Flaws refuses;
+  refuses.always_refuses = true;
+  for (const char* id : {"edge.over_budget.l1.h4x4.d64", "edge.layered_budget.l2.h4x4.d64"}) {
+    const Outcome o = run_workload(id, refuses);
+    EXPECT_EQ(o.verdict, Verdict::wrong_answer) << id << ": " << o.message;
+    EXPECT_NE(o.message.find("refused the first sequence"), std::string::npos) << o.message;
+  }
 }
 
 TEST(KvWorkloads, BytesInUseBelowWhatTheCacheHoldsIsCaught) {

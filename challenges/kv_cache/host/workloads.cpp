@@ -56,9 +56,11 @@ void churn(KvSession& s, harness::Rng& rng) {
   }
 }
 
-// Sequences of 128 tokens until the cache refuses one; the rest must stay
-// intact; after a release the refused append must go through.
-void over_budget(KvSession& s, harness::CaseContext& ctx) {
+// Appends sequences of 128 tokens until the cache refuses one, and returns
+// the refused id. A cache that never refuses, or refuses the very first
+// sequence (which every budget here holds), is wrong: the workload cannot go
+// on without both a refusal and a live sequence.
+int64_t fill_until_refused(KvSession& s, harness::CaseContext& ctx) {
   int64_t refused = -1;
   for (int64_t i = 0; i < s.config().max_sequences; ++i) {
     if (!s.append(sequence_id(i), 128, true)) {
@@ -68,6 +70,16 @@ void over_budget(KvSession& s, harness::CaseContext& ctx) {
   }
   s.check_bytes();
   if (refused < 0) ctx.fail(harness::Verdict::wrong_answer, "the cache accepted more than its budget can hold without refusing");
+  if (s.live_sequences().empty()) {
+    ctx.fail(harness::Verdict::wrong_answer, "the cache refused the first sequence, which its budget holds");
+  }
+  return refused;
+}
+
+// Sequences of 128 tokens until the cache refuses one; the rest must stay
+// intact; after a release the refused append must go through.
+void over_budget(KvSession& s, harness::CaseContext& ctx) {
+  const int64_t refused = fill_until_refused(s, ctx);
   s.attend_newest();
   // Grow the newest sequence by chunks until refused (or at max_tokens).
   const int64_t grower = s.live_sequences().back();
@@ -84,22 +96,11 @@ void over_budget(KvSession& s, harness::CaseContext& ctx) {
 // Sequences of 128 tokens in a multi-layer cache whose budget (from
 // layered_budget_tokens) holds three and a half of them: the fourth is
 // refused whole, at its first layer, though one layer's share of it fits;
-// the others stay intact; after a release it goes through.
+// the others stay intact; after a release it goes through. (max_tokens, 256,
+// leaves room for one sequence even in a cache that reserves max_tokens per
+// sequence.)
 void layered_budget(KvSession& s, harness::CaseContext& ctx) {
-  int64_t refused = -1;
-  for (int64_t i = 0; i < s.config().max_sequences; ++i) {
-    if (!s.append(sequence_id(i), 128, true)) {
-      refused = sequence_id(i);
-      break;
-    }
-  }
-  s.check_bytes();
-  if (refused < 0) ctx.fail(harness::Verdict::wrong_answer, "the cache accepted more than its budget can hold without refusing");
-  // max_tokens (256) leaves room for one sequence even in a cache that
-  // reserves max_tokens per sequence.
-  if (s.live_sequences().empty()) {
-    ctx.fail(harness::Verdict::wrong_answer, "the cache refused the first sequence, though the budget holds three and a half");
-  }
+  const int64_t refused = fill_until_refused(s, ctx);
   s.attend_newest();
   s.release(s.live_sequences().front());
   s.append(refused, 128);
