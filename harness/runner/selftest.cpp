@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "harness/results/verdict_counts.h"
+#include "harness/witness/memory_witness.h"
 
 namespace harness {
 
@@ -25,6 +26,12 @@ std::vector<SelftestFinding> evaluate_selftest(const RunResults& results) {
       f.expected = fmt::format("{} in {}{}", verdict_name(x.verdict), suite_name(x.suite), x.every_case ? ", every case" : "");
       f.observed = verdict_counts(e, x.suite);
       f.ok = x.every_case ? in_suite > 0 && matching == in_suite : matching > 0;
+      if (x.verdict == Verdict::understated_memory && !memory_witness_meaningful()) {
+        // This build cannot give that verdict (see memory_witness.h): say so
+        // rather than blame the exploit or the defence.
+        f.ok = true;
+        f.observed += " (not judged: memory is not witnessed under AddressSanitizer)";
+      }
     } else if (e.submission.role == "reference" || e.submission.role == "baseline" || e.submission.role == "float32-control") {
       f.expected = "no failing case";
       f.observed = verdict_counts(e);

@@ -86,7 +86,7 @@ std::string WorkerExecutor::device_clock() const {
 }
 
 std::optional<int64_t> WorkerExecutor::resident_bytes() {
-  if (!process_ || target_.device_kind != "cpu") return std::nullopt;
+  if (!process_ || target_.device_kind != "cpu" || !memory_witness_meaningful()) return std::nullopt;
   request(json{{"type", "trim"}}, -1, kSmallRequestTimeoutSeconds, "returning freed memory before a memory reading");
   return resident_anonymous_bytes(process_->pid());
 }

@@ -7,6 +7,20 @@
 
 namespace harness {
 
+bool memory_witness_meaningful() {
+#if defined(__SANITIZE_ADDRESS__)
+  return false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return false;
+#else
+  return true;
+#endif
+#else
+  return true;
+#endif
+}
+
 std::optional<int64_t> resident_anonymous_bytes(pid_t pid) {
   std::ifstream status(fmt::format("/proc/{}/status", pid));
   std::string key;
