@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "harness/results/verdict_counts.h"
+#include "harness/sandbox/sandbox.h"
 #include "harness/witness/memory_witness.h"
 
 namespace harness {
@@ -26,6 +27,17 @@ std::vector<SelftestFinding> evaluate_selftest(const RunResults& results) {
       f.expected = fmt::format("{} in {}{}", verdict_name(x.verdict), suite_name(x.suite), x.every_case ? ", every case" : "");
       f.observed = verdict_counts(e, x.suite);
       f.ok = x.every_case ? in_suite > 0 && matching == in_suite : matching > 0;
+      if (x.verdict == Verdict::sandbox_violation && !ptrace_kills_the_worker()) {
+        // Under AddressSanitizer a ptrace is refused, not fatal: an exploit
+        // whose attack was refused (it says so) and whose answers are right
+        // has met its expectation in this build.
+        size_t refused = 0;
+        for (const auto& c : e.cases) {
+          refused += c.suite == x.suite && (c.verdict == x.verdict ||
+                                            (c.verdict == Verdict::pass && c.worker_output.find(": stopped") != std::string::npos));
+        }
+        f.ok = x.every_case ? in_suite > 0 && refused == in_suite : refused > 0;
+      }
       if (x.verdict == Verdict::understated_memory && !memory_witness_meaningful()) {
         // This build cannot give that verdict (see memory_witness.h): say so
         // rather than blame the exploit or the defence.

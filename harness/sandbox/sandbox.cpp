@@ -137,6 +137,8 @@ const char* PreparedSandbox::apply_in_child() const {
   return nullptr;
 }
 
+bool ptrace_kills_the_worker() { return !kAddressSanitizer; }
+
 std::vector<std::string> sandbox_environment() {
   if (!kAddressSanitizer) return {};
   const char* options = std::getenv("ASAN_OPTIONS");

@@ -97,6 +97,11 @@ std::vector<std::string> sandbox_environment();
 // A worker killed by SIGSYS: the seccomp filter stopped a forbidden call.
 bool ended_by_sandbox(int wait_status);
 
+// False in a build under AddressSanitizer, where ptrace fails with EPERM
+// instead of killing the worker (the sanitizer's leak checker would use it);
+// an attack by ptrace is then refused, not punished.
+bool ptrace_kills_the_worker();
+
 // Which parts are active on this machine and in this run, for results.json
 // (run.sandbox) and for the one warning printed when a part is missing.
 nlohmann::json sandbox_description();
