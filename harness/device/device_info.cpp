@@ -9,7 +9,7 @@
 namespace harness {
 
 double PeakBandwidth::ceiling_bytes_per_second() const {
-  return 1.10 * std::max(copy_bytes_per_second, read_bytes_per_second);
+  return 1.10 * std::max({copy_bytes_per_second, read_bytes_per_second, write_bytes_per_second});
 }
 
 std::vector<DeviceInfo> discover_devices() {

@@ -21,10 +21,9 @@ struct PeakBandwidth {
   std::string measured_at;           // UTC time of the measurement
   std::string cached_from;           // the cache file it was read from; empty: measured by this process
 
-  // The speed of light: no correct implementation moves its byte model
-  // faster than this. Read-heavy kernels can beat a copy (no write traffic),
-  // so the bound takes the faster of copy and read, plus 10% for the noise
-  // of the peak measurement itself.
+  // The fastest any case could move its bytes on this device: the fastest
+  // ceiling plus 10% for the noise of the measurement. Each case is judged
+  // against its own roofline (harness/device/roofline.h), never above this.
   double ceiling_bytes_per_second() const;
 };
 

@@ -176,7 +176,7 @@ void performance(std::string& out, const Group& g) {
         row += " - |";
         continue;
       }
-      bytes = c->bytes_moved;
+      bytes = c->bytes.total();
       if (c->verdict != Verdict::pass || !c->timing || !c->bandwidth) {
         row += fmt::format(" {} |", verdict_name(c->verdict));
         continue;
@@ -185,14 +185,17 @@ void performance(std::string& out, const Group& g) {
       if (base && base != c && base->verdict == Verdict::pass && base->timing) {
         speedup = fmt::format(", {:.1f}x the baseline", base->timing->summary.median / c->timing->summary.median);
       }
-      row += fmt::format(" {} <br>{} ({} of peak{}) <br><sub>spread {:.1f}%, n={}{}</sub> |",
+      // Results from before rooflines carry a fraction of the copy peak.
+      row += fmt::format(" {} <br>{} ({} of {}{}) <br><sub>spread {:.1f}%, n={}{}</sub> |",
                          format_duration_ns(c->timing->summary.median), format_bandwidth(*c->bandwidth),
-                         format_percent(c->peak_fraction), speedup, 100 * c->timing->summary.relative_spread,
+                         format_percent(c->peak_fraction), c->roofline ? "roofline" : "peak", speedup, 100 * c->timing->summary.relative_spread,
                          c->timing->summary.count, c->timing->cache_cold ? "" : ", cache warm");
     }
     out += fmt::format("| `{}` | {} |{}\n", id, format_bytes(bytes), row);
   }
-  out += "\nMedian time per call; bandwidth = bytes moved (the byte model) / median; spread = (p90 - p10) / median. "
+  out += "\nMedian time per call; bandwidth = bytes moved (the byte model) / median; roofline = the fastest that case's "
+         "bytes read and written can move at the device's measured read and write ceilings; spread = (p90 - p10) / "
+         "median. "
          "Calls rotate through input sets that together exceed twice the device's last-level cache (L2 on a GPU), so "
          "each call starts cold; a case where they did not is marked \"cache warm\".\n\n";
   for (const auto& id : ids) {

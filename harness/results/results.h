@@ -13,6 +13,7 @@
 #include "harness/core/stats.h"
 #include "harness/core/system_info.h"
 #include "harness/device/device_info.h"
+#include "harness/device/roofline.h"
 #include "harness/runner/verdict.h"
 
 namespace harness {
@@ -53,9 +54,10 @@ struct CaseResult {
   std::string message;
   nlohmann::json metrics = nlohmann::json::object();  // error metrics and their tolerances
   std::optional<TimingResult> timing;
-  double bytes_moved = 0;
-  std::optional<double> bandwidth;      // bytes per second: bytes_moved / median time
-  std::optional<double> peak_fraction;  // bandwidth / the device's measured copy peak
+  ByteModel bytes;                      // the byte model: what the case must read and write
+  std::optional<double> bandwidth;      // bytes per second: bytes.total() / median time
+  std::optional<double> roofline;       // the fastest the byte model can move on the device (bytes/s)
+  std::optional<double> peak_fraction;  // bandwidth / roofline
   std::string reproduce;                // command that re-runs exactly this case
   std::string worker_output;            // what the submission printed during the case (tail)
   double seconds = 0;                   // wall time the case took

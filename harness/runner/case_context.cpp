@@ -51,7 +51,7 @@ CaseContext::CaseContext(const CaseSpec& spec, const RunSettings& settings, Exec
       executor_(executor),
       device_(device),
       result_(result),
-      bytes_moved_(spec.bytes_moved) {}
+      bytes_(spec.bytes) {}
 
 CaseContext::~CaseContext() {
   for (const auto& t : tensors_) {
@@ -63,9 +63,9 @@ CaseContext::~CaseContext() {
   }
 }
 
-bool judged_cold(double set_bytes, size_t sets, double bytes_moved, uint64_t cache_bytes) {
+bool judged_cold(double set_bytes, size_t sets, const ByteModel& bytes, uint64_t cache_bytes) {
   const double twice_cache = 2.0 * static_cast<double>(cache_bytes);
-  return set_bytes * static_cast<double>(sets) >= twice_cache || bytes_moved >= twice_cache;
+  return set_bytes * static_cast<double>(sets) >= twice_cache || bytes.total() >= twice_cache;
 }
 
 uint64_t CaseContext::input_seed(size_t set) const { return derive_seed(result_.seed, set); }
@@ -248,13 +248,15 @@ const TimingResult& CaseContext::time(const std::string& op, const nlohmann::jso
   timing.summary = summarize(timing.samples_ns);
   timing.sets = sets.size();
   timing.set_bytes = set_bytes;
-  timing.cache_cold = judged_cold(set_bytes, sets.size(), bytes_moved_, device_.cache_bytes);
+  timing.cache_cold = judged_cold(set_bytes, sets.size(), bytes_, device_.cache_bytes);
   timing.warmup_calls = reply.warmup_calls;
   result_.timing = timing;
-  if (bytes_moved_ > 0 && timing.scored_median_ns() > 0) {
-    result_.bandwidth = bytes_moved_ / (timing.scored_median_ns() * 1e-9);
-    if (device_.peak && device_.peak->copy_bytes_per_second > 0) {
-      result_.peak_fraction = *result_.bandwidth / device_.peak->copy_bytes_per_second;
+  if (bytes_.total() > 0 && timing.scored_median_ns() > 0) {
+    result_.bandwidth = bytes_.total() / (timing.scored_median_ns() * 1e-9);
+    const double roofline = device_.peak ? roofline_bytes_per_second(*device_.peak, bytes_) : 0;
+    if (roofline > 0) {
+      result_.roofline = roofline;
+      result_.peak_fraction = *result_.bandwidth / roofline;
     }
   }
   return *result_.timing;

@@ -24,7 +24,7 @@ namespace harness {
 // the byte model. State a call reads that is not among its bound tensors (a
 // KV cache's keys and values) counts through the byte model, so an answer
 // replayed from memory is judged against what the call had to read.
-bool judged_cold(double set_bytes, size_t sets, double bytes_moved, uint64_t cache_bytes);
+bool judged_cold(double set_bytes, size_t sets, const ByteModel& bytes, uint64_t cache_bytes);
 
 class CaseContext {
  public:
@@ -60,10 +60,10 @@ class CaseContext {
 
   // The byte model of this case when it depends on what the submission
   // declared (a cache's storage format); used for the bandwidth of time().
-  void set_bytes_moved(double bytes) { bytes_moved_ = bytes; result_.bytes_moved = bytes; }
+  void set_byte_model(const ByteModel& bytes) { bytes_ = bytes; result_.bytes = bytes; }
 
   // Timed calls rotating through `sets`, with the same checks on every set
-  // afterwards. Records the timing, bandwidth and peak fraction in the
+  // afterwards. Records the timing, bandwidth, roofline and its fraction in the
   // case's result. The driver still checks the values of every set.
   const TimingResult& time(const std::string& op, const nlohmann::json& scalars,
                            const std::vector<std::vector<Binding>>& sets);
@@ -103,7 +103,7 @@ class CaseContext {
   Executor& executor_;
   const DeviceInfo& device_;
   CaseResult& result_;
-  double bytes_moved_;
+  ByteModel bytes_;
   std::vector<std::unique_ptr<SharedTensor>> tensors_;
 };
 

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "harness/device/roofline.h"
 #include "harness/runner/verdict.h"
 
 namespace harness {
@@ -18,7 +19,7 @@ struct CaseSpec {
   nlohmann::json params = nlohmann::json::object();  // shape, data kind: recorded in results
   std::string description;
   bool quick = false;       // part of the --quick subset
-  double bytes_moved = 0;   // the byte model: the fewest bytes any implementation must move
+  ByteModel bytes;          // the fewest bytes any implementation must read and write
 };
 
 }  // namespace harness

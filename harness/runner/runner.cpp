@@ -75,7 +75,7 @@ CaseResult blank_result(const RunSettings& settings, const PlannedEntry& entry, 
   r.suite = spec.suite;
   r.params = spec.params;
   r.description = spec.description;
-  r.bytes_moved = spec.bytes_moved;
+  r.bytes = spec.bytes;
   r.seed = derive_seed(settings.seed, entry.challenge->name() + "/" + spec.id);
   r.reproduce = reproduce_command(settings, entry, spec);
   return r;
@@ -88,16 +88,18 @@ void run_one_case(const RunSettings& settings, const PlannedEntry& entry, const 
     CaseContext ctx(spec, settings, executor, *entry.device, result);
     entry.challenge->run_case(spec, ctx);
     result.verdict = Verdict::pass;
-    // Speed of light: a correct answer faster than the byte model allows at
-    // the measured ceiling cannot be real (skipped work, a cached answer).
-    // Only meaningful when the rotating input sets really missed the cache.
+    // Speed of light: a correct answer faster than its byte model allows
+    // at the measured ceilings cannot be real (skipped work, a cached
+    // answer). Only meaningful when the rotating input sets really missed
+    // the cache.
     const auto& peak = entry.device->peak;
-    if (result.bandwidth && peak && result.timing && result.timing->cache_cold &&
-        *result.bandwidth > peak->ceiling_bytes_per_second()) {
+    const double ceiling = peak ? roofline_ceiling_bytes_per_second(*peak, result.bytes) : 0;
+    if (result.bandwidth && ceiling > 0 && result.timing && result.timing->cache_cold && *result.bandwidth > ceiling) {
       result.verdict = Verdict::impossible_speed;
       result.message = fmt::format(
-          "{:.1f} GB/s is beyond this device's ceiling of {:.1f} GB/s (measured peak plus 10%): {} bytes in {:.1f} us",
-          *result.bandwidth / 1e9, peak->ceiling_bytes_per_second() / 1e9, result.bytes_moved,
+          "{:.1f} GB/s is beyond this case's roofline of {:.1f} GB/s plus 10% ({:.0f} bytes read, {:.0f} written, at "
+          "the measured read and write ceilings): {:.1f} us per call",
+          *result.bandwidth / 1e9, ceiling / 1.10 / 1e9, result.bytes.read, result.bytes.written,
           result.timing->scored_median_ns() / 1e3);
     }
   } catch (...) {

@@ -25,12 +25,12 @@ TEST(LayerNormCases, IdsAreUniqueAndTheMatrixCoversTheSpec) {
     rows65536 = rows65536 || c.rows == 65536;
     if (c.data == Data::offset) offsets.insert(c.amount);
     if (spec.suite == harness::Suite::perf) {
-      EXPECT_GT(spec.bytes_moved, 64.0 * 1024 * 1024) << spec.id;
+      EXPECT_GT(spec.bytes.total(), 64.0 * 1024 * 1024) << spec.id;
       perf_target_fwd = perf_target_fwd || (c.rows == 4096 && c.dim == 16384 && c.ops == Ops::forward);
       perf_target_bwd = perf_target_bwd || (c.rows == 4096 && c.dim == 16384 && c.ops == Ops::backward);
     } else {
       EXPECT_EQ(c.ops, Ops::both) << spec.id;
-      EXPECT_DOUBLE_EQ(spec.bytes_moved, 0) << spec.id;
+      EXPECT_DOUBLE_EQ(spec.bytes.total(), 0) << spec.id;
     }
     if (spec.suite == harness::Suite::correctness) {
       EXPECT_EQ(c.data, Data::normal) << spec.id;
@@ -59,8 +59,12 @@ TEST(LayerNormCases, VectorAndRowBlockTailsAreExercised) {
 
 TEST(LayerNormCases, ByteModelsCountTheMinimumTraffic) {
   const LnCase c{4096, 16384, Data::normal, 0, 1e-5f, Ops::backward};
-  EXPECT_DOUBLE_EQ(forward_bytes(c), 8.0 * 4096 * 16384 + 8.0 * 16384 + 8.0 * 4096);
-  EXPECT_DOUBLE_EQ(backward_bytes(c), 12.0 * 4096 * 16384 + 12.0 * 16384 + 8.0 * 4096);
+  // Forward reads x, gamma, beta and writes y, mean, rstd.
+  EXPECT_DOUBLE_EQ(forward_bytes(c).read, 4.0 * 4096 * 16384 + 8.0 * 16384);
+  EXPECT_DOUBLE_EQ(forward_bytes(c).written, 4.0 * 4096 * 16384 + 8.0 * 4096);
+  // Backward reads dy, x, gamma, mean, rstd and writes dx, dgamma, dbeta.
+  EXPECT_DOUBLE_EQ(backward_bytes(c).read, 8.0 * 4096 * 16384 + 4.0 * 16384 + 8.0 * 4096);
+  EXPECT_DOUBLE_EQ(backward_bytes(c).written, 4.0 * 4096 * 16384 + 8.0 * 16384);
   EXPECT_EQ(minimum_saved_bytes(4096), 8 * 4096);
 }
 

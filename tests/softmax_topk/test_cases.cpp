@@ -26,8 +26,8 @@ TEST(SoftmaxTopkCases, IdsAreUniqueAndEveryCaseIsWellFormed) {
     EXPECT_GE(c.k, 1) << spec.id;
     EXPECT_LE(c.k, c.vocab) << spec.id;
     const auto rows = static_cast<double>(c.rows);
-    EXPECT_DOUBLE_EQ(spec.bytes_moved, rows * static_cast<double>(c.vocab) * 4.0 + rows * static_cast<double>(c.k) * 8.0)
-        << spec.id;
+    EXPECT_DOUBLE_EQ(spec.bytes.read, rows * static_cast<double>(c.vocab) * 4.0) << spec.id;
+    EXPECT_DOUBLE_EQ(spec.bytes.written, rows * static_cast<double>(c.k) * 8.0) << spec.id;
     EXPECT_EQ(spec.id, make_case_spec(spec.suite, c, spec.quick).id) << "id not derived from params";
   }
 }
@@ -73,7 +73,7 @@ TEST(SoftmaxTopkCases, CoreCasesAreSafeFromCoincidentalPasses) {
 TEST(SoftmaxTopkCases, PerfCasesExceedAnyLastLevelCache) {
   for (const auto& [spec, c] : matrix()) {
     if (spec.suite == Suite::perf) {
-      EXPECT_GE(spec.bytes_moved, 64.0 * 1024 * 1024) << spec.id;
+      EXPECT_GE(spec.bytes.total(), 64.0 * 1024 * 1024) << spec.id;
     }
   }
 }

@@ -63,7 +63,7 @@ struct Fixture {
   explicit Fixture(Suite suite = Suite::correctness) {
     spec.id = "test.case";
     spec.suite = suite;
-    spec.bytes_moved = 64;
+    spec.bytes = ByteModel{48, 16};
     device.id = "cpu";
     device.kind = "cpu";
     device.cache_bytes = 1 << 20;

@@ -106,10 +106,10 @@ TEST(ByteModel, StateTheCallMustReadMakesTheCaseCold) {
   const double set_bytes = 2.0 * 16 * 32 * 128 * 4;
   const double cache_read = 16.0 * 4096 * 2 * 8 * 128 * 4;
   const uint64_t llc = 32u << 20;
-  EXPECT_TRUE(judged_cold(set_bytes, 2, cache_read + set_bytes, llc));
+  EXPECT_TRUE(judged_cold(set_bytes, 2, ByteModel{cache_read + set_bytes / 2, set_bytes / 2}, llc));
   // Judged on the bound tensors alone (the rule before), it was never cold,
   // so no speed was impossible.
-  EXPECT_FALSE(judged_cold(set_bytes, 2, 0, llc));
+  EXPECT_FALSE(judged_cold(set_bytes, 2, ByteModel{}, llc));
 }
 
 }  // namespace

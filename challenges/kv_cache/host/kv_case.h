@@ -47,7 +47,8 @@ std::vector<harness::CaseSpec> case_matrix();
 inline double token_bytes(const KvCase& c, double bytes_per_element) {
   return 2.0 * c.kv_heads * c.head_dim * bytes_per_element;
 }
-// Decode: the K and V of every attended token, plus q and out.
-double decode_bytes(const KvCase& c, double bytes_per_element);
+// Decode of `rows` queries over `attended_tokens` tokens in all: reads the
+// K and V of every attended token and q, writes out.
+harness::ByteModel decode_bytes(const KvCase& c, double attended_tokens, double rows, double bytes_per_element);
 
 }  // namespace kv

@@ -97,8 +97,16 @@ bool KvSession::append(int64_t sequence, int64_t n, bool may_refuse) {
       return false;
     }
     Stored& stored = live_[sequence];
-    stored.keys.resize(static_cast<size_t>(config_.layers));
-    stored.values.resize(static_cast<size_t>(config_.layers));
+    if (stored.keys.empty()) {
+      // Room for the sequence's longest possible length at once: grown by
+      // doubling, the copies of a gigabyte cache cost seconds per case.
+      const auto most = static_cast<size_t>(config_.max_tokens * config_.kv_heads * config_.head_dim);
+      stored.keys.resize(static_cast<size_t>(config_.layers));
+      stored.values.resize(static_cast<size_t>(config_.layers));
+      for (auto* planes : {&stored.keys, &stored.values}) {
+        for (auto& plane : *planes) plane.reserve(most);
+      }
+    }
     stored.keys[static_cast<size_t>(layer)].insert(stored.keys[static_cast<size_t>(layer)].end(), k.as<float>(),
                                                    k.as<float>() + k.elements());
     stored.values[static_cast<size_t>(layer)].insert(stored.values[static_cast<size_t>(layer)].end(), v.as<float>(),
@@ -271,7 +279,7 @@ void KvSession::time_decode() {
   const auto rows = static_cast<int64_t>(batch.size());
   double attended = 0;
   for (const Query& q : batch) attended += static_cast<double>(tokens(q.sequence));
-  ctx_.set_bytes_moved(attended * token_bytes(case_, bytes_per_element()) + 2.0 * static_cast<double>(rows) * config_.q_heads * config_.head_dim * 4.0);
+  ctx_.set_byte_model(decode_bytes(case_, attended, static_cast<double>(rows), bytes_per_element()));
   // The cache itself is far beyond any cache: two sets of queries suffice
   // to change the inputs between calls.
   const size_t set_count = 2;

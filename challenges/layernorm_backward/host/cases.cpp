@@ -43,14 +43,17 @@ std::string data_name(Data data) {
   return "?";
 }
 
-double forward_bytes(const LnCase& c) {
+// Forward: reads x, gamma and beta; writes y and the saved mean and rstd.
+harness::ByteModel forward_bytes(const LnCase& c) {
   const auto rows = static_cast<double>(c.rows), dim = static_cast<double>(c.dim);
-  return 8 * rows * dim + 8 * dim + 8 * rows;
+  return {4 * rows * dim + 8 * dim, 4 * rows * dim + 8 * rows};
 }
 
-double backward_bytes(const LnCase& c) {
+// Backward: reads dy, x, gamma and the saved mean and rstd; writes dx,
+// dgamma and dbeta.
+harness::ByteModel backward_bytes(const LnCase& c) {
   const auto rows = static_cast<double>(c.rows), dim = static_cast<double>(c.dim);
-  return 12 * rows * dim + 12 * dim + 8 * rows;
+  return {8 * rows * dim + 4 * dim + 8 * rows, 4 * rows * dim + 8 * dim};
 }
 
 CaseSpec make_case_spec(Suite suite, const LnCase& c, bool quick) {
@@ -66,7 +69,7 @@ CaseSpec make_case_spec(Suite suite, const LnCase& c, bool quick) {
   spec.description = fmt::format("{} rows x {} columns, {} x, eps {:g}{}", c.rows, c.dim, data_name(c.data), c.eps,
                                  c.ops == Ops::both ? "" : fmt::format(", {} timed", ops_name(c.ops)));
   spec.quick = quick;
-  spec.bytes_moved = c.ops == Ops::backward ? backward_bytes(c) : c.ops == Ops::forward ? forward_bytes(c) : 0;
+  if (c.ops != Ops::both) spec.bytes = c.ops == Ops::backward ? backward_bytes(c) : forward_bytes(c);
   return spec;
 }
 

@@ -40,8 +40,8 @@ std::vector<harness::CaseSpec> case_matrix();
 // The fewest bytes any implementation moves (saved state: 2 floats per row).
 //   forward:  x + gamma + beta read, y written, 8 bytes per row saved
 //   backward: dy + x + gamma + 8 bytes per row read, dx + dgamma + dbeta written
-double forward_bytes(const LnCase& c);
-double backward_bytes(const LnCase& c);
+harness::ByteModel forward_bytes(const LnCase& c);
+harness::ByteModel backward_bytes(const LnCase& c);
 inline int64_t minimum_saved_bytes(int64_t rows) { return 8 * rows; }
 
 }  // namespace layernorm

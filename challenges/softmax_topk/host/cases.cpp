@@ -57,9 +57,10 @@ Data data_from_name(const std::string& name) {
   HARNESS_FAIL("unknown softmax_topk data kind '{}'", name);
 }
 
-double byte_model(const TopkCase& c) {
-  return static_cast<double>(c.rows) * static_cast<double>(c.vocab) * 4.0 +
-         static_cast<double>(c.rows) * static_cast<double>(c.k) * 8.0;
+// Reads the logits once; writes k values and k indices per row.
+harness::ByteModel byte_model(const TopkCase& c) {
+  return {static_cast<double>(c.rows) * static_cast<double>(c.vocab) * 4.0,
+          static_cast<double>(c.rows) * static_cast<double>(c.k) * 8.0};
 }
 
 CaseSpec make_case_spec(Suite suite, const TopkCase& c, bool quick) {
@@ -70,7 +71,7 @@ CaseSpec make_case_spec(Suite suite, const TopkCase& c, bool quick) {
   spec.params = {{"rows", c.rows}, {"vocab", c.vocab}, {"k", c.k}, {"data", data_name(c.data)}, {"amount", c.amount}};
   spec.description = fmt::format("{} rows x {} columns, top {}, {} logits", c.rows, c.vocab, c.k, data_name(c.data));
   spec.quick = quick;
-  spec.bytes_moved = byte_model(c);
+  spec.bytes = byte_model(c);
   return spec;
 }
 

@@ -54,6 +54,6 @@ harness::CaseSpec make_case_spec(harness::Suite suite, const TopkCase& c, bool q
 std::vector<harness::CaseSpec> case_matrix();
 
 // rows*V*4 (read the logits once) + rows*K*8 (write probs and indices).
-double byte_model(const TopkCase& c);
+harness::ByteModel byte_model(const TopkCase& c);
 
 }  // namespace softmax_topk
