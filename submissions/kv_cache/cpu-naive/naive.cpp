@@ -8,8 +8,10 @@
 //
 // Attention: for every query row and query head, on one thread, the textbook
 // three passes over the visible keys: scores, their max and the exp sum,
-// then the weighted sum of V, in double. Every query head reads its kv head's
-// K and V again (no GQA sharing).
+// then the weighted sum of V, in double (token by token, so that V is read in
+// order). Every query head reads its kv head's K and V again (no GQA
+// sharing).
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -57,7 +59,7 @@ class NaiveCache final : public kv_abi::Cache {
     const int64_t hq = c_.query_heads, d = c_.head_dim, group = hq / c_.kv_heads;
     const double scale = 1.0 / std::sqrt(static_cast<double>(d));
     int64_t row = 0;
-    std::vector<double> scores;
+    std::vector<double> scores, acc(static_cast<size_t>(c_.head_dim));
     for (int32_t b = 0; b < batch; ++b) {
       const auto it = slots_.find(sequences[b]);
       if (it == slots_.end()) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "attend: sequence not live");
@@ -85,11 +87,12 @@ class NaiveCache final : public kv_abi::Cache {
             sum += scores[static_cast<size_t>(t)];
           }
           float* oh = out + (row * hq + h) * d;
-          for (int64_t x = 0; x < d; ++x) {
-            double acc = 0.0;
-            for (int64_t t = 0; t < visible; ++t) acc += scores[static_cast<size_t>(t)] * vd[t * row_ + kvh * d + x];
-            oh[x] = static_cast<float>(acc / sum);
+          std::fill(acc.begin(), acc.end(), 0.0);
+          for (int64_t t = 0; t < visible; ++t) {
+            const float* vt = vd + t * row_ + kvh * d;
+            for (int64_t x = 0; x < d; ++x) acc[static_cast<size_t>(x)] += scores[static_cast<size_t>(t)] * vt[x];
           }
+          for (int64_t x = 0; x < d; ++x) oh[x] = static_cast<float>(acc[static_cast<size_t>(x)] / sum);
         }
       }
     }

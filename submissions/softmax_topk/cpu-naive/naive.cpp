@@ -2,7 +2,8 @@
 // against. It does what the maths says, one step at a time, on one thread:
 //   1. the whole softmax of every row into a [rows, vocab] temporary
 //      (max, exp, sum, divide): the tensor a fused kernel never writes;
-//   2. a full sort of each row's column indices, then the first k.
+//   2. each row's column indices sorted far enough to know the first k
+//      (std::partial_sort), then those k.
 // The sort ranks by logit, which orders the probabilities exactly: ranking by
 // the rounded probabilities would not, where exp underflows to 0 (a +-1e4 row
 // has thousands of probabilities equal to 0 and different logits).
@@ -38,8 +39,8 @@ void naive_softmax_topk(const float* logits, int64_t rows, int64_t vocab, int64_
   for (int64_t r = 0; r < rows; ++r) {
     const float* x = logits + r * vocab;
     std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(),
-              [x](int32_t a, int32_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); });
+    std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                      [x](int32_t a, int32_t b) { return x[a] > x[b] || (x[a] == x[b] && a < b); });
     for (int64_t j = 0; j < k; ++j) {
       probs[r * k + j] = softmax[static_cast<size_t>(r * vocab + order[j])];
       indices[r * k + j] = order[j];
