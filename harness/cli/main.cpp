@@ -3,6 +3,7 @@
 // regression (gate); 2 unusable
 // input (a bad option, a missing or malformed file, results that cannot be
 // compared); 3 the harness itself failed.
+#include <malloc.h>
 #include <signal.h>
 
 #include <cstdio>
@@ -13,6 +14,12 @@
 int main(int argc, char** argv) {
   // A worker that dies while we write to it must be an error, not a SIGPIPE.
   ::signal(SIGPIPE, SIG_IGN);
+  // The checks of the largest cases allocate and free hundreds of megabytes
+  // per input set. Served by mmap, every such buffer arrives as fresh pages
+  // the kernel must zero (a quarter of a large case's time, measured); kept
+  // in the heap and never trimmed, the next set reuses them.
+  ::mallopt(M_MMAP_MAX, 0);
+  ::mallopt(M_TRIM_THRESHOLD, -1);
   CLI::App app{"harness: builds, checks, times and scores implementations of ML kernels"};
   app.require_subcommand(1);
   app.set_version_flag("--version", HARNESS_VERSION);

@@ -65,16 +65,16 @@ double Rng::normal() {
     has_spare_ = false;
     return spare_;
   }
-  double u1;
+  double u, v, s;
   do {
-    u1 = uniform();
-  } while (u1 <= 0.0);
-  const double u2 = uniform();
-  const double radius = std::sqrt(-2.0 * std::log(u1));
-  const double angle = 2.0 * M_PI * u2;
-  spare_ = radius * std::sin(angle);
+    u = 2.0 * uniform() - 1.0;
+    v = 2.0 * uniform() - 1.0;
+    s = u * u + v * v;
+  } while (s >= 1.0 || s == 0.0);
+  const double factor = std::sqrt(-2.0 * std::log(s) / s);
+  spare_ = v * factor;
   has_spare_ = true;
-  return radius * std::cos(angle);
+  return u * factor;
 }
 
 double Rng::normal(double mean, double stddev) { return mean + stddev * normal(); }

@@ -19,7 +19,9 @@ uint64_t splitmix64(uint64_t x);
 uint64_t derive_seed(uint64_t run_seed, std::string_view label);
 uint64_t derive_seed(uint64_t seed, uint64_t index);
 
-// xoshiro256** with Box-Muller normals.
+// xoshiro256** with normals by Marsaglia's polar method (one log and one
+// square root per pair, no sine or cosine: input generation of the largest
+// cases is dominated by it).
 class Rng {
  public:
   explicit Rng(uint64_t seed);

@@ -18,8 +18,15 @@ void causal_attention_row(const float* keys, const float* values, int64_t tokens
     double max = -INFINITY;
     for (int64_t t = 0; t <= position; ++t) {
       const float* k = keys + (t * kv_heads + g) * head_dim;
-      double dot = 0;
-      for (int j = 0; j < head_dim; ++j) dot += static_cast<double>(q[j]) * k[j];
+      // Four running sums, not one: a single chain of dependent float64
+      // additions made this loop the slowest part of the largest cases.
+      double partial[4] = {0, 0, 0, 0};
+      int j = 0;
+      for (; j + 4 <= head_dim; j += 4) {
+        for (int lane = 0; lane < 4; ++lane) partial[lane] += static_cast<double>(q[j + lane]) * k[j + lane];
+      }
+      for (; j < head_dim; ++j) partial[0] += static_cast<double>(q[j]) * k[j];
+      const double dot = (partial[0] + partial[1]) + (partial[2] + partial[3]);
       scores[static_cast<size_t>(t)] = dot * scale;
       max = std::max(max, scores[static_cast<size_t>(t)]);
     }
