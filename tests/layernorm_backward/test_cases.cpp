@@ -26,8 +26,8 @@ TEST(LayerNormCases, IdsAreUniqueAndTheMatrixCoversTheSpec) {
     if (c.data == Data::offset) offsets.insert(c.amount);
     if (spec.suite == harness::Suite::perf) {
       EXPECT_GT(spec.bytes.total(), 64.0 * 1024 * 1024) << spec.id;
-      perf_target_fwd = perf_target_fwd || (c.rows == 4096 && c.dim == 16384 && c.ops == Ops::forward);
-      perf_target_bwd = perf_target_bwd || (c.rows == 4096 && c.dim == 16384 && c.ops == Ops::backward);
+      perf_target_fwd = perf_target_fwd || (c.rows == 2048 && c.dim == 16384 && c.ops == Ops::forward);
+      perf_target_bwd = perf_target_bwd || (c.rows == 2048 && c.dim == 16384 && c.ops == Ops::backward);
     } else {
       EXPECT_EQ(c.ops, Ops::both) << spec.id;
       EXPECT_DOUBLE_EQ(spec.bytes.total(), 0) << spec.id;
