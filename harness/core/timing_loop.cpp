@@ -18,17 +18,25 @@ double running_median(std::vector<double> values) {
 
 }  // namespace
 
-protocol::TimeReply run_timing_loop(size_t set_count, const std::function<TimedCall(size_t)>& call,
-                                    const protocol::TimingPolicy& policy) {
+protocol::TimeReply run_timing_loop(size_t set_count, const std::function<TimedCall(size_t)>& call_set,
+                                    const protocol::TimingPolicy& policy, const std::function<void()>& new_round) {
   protocol::TimeReply reply;
   if (set_count == 0) return reply;
   const size_t n = set_count;
+  size_t calls_made = 0;
+  auto call = [&](size_t set) {
+    if (new_round && set == 0 && calls_made > 0) new_round();
+    ++calls_made;
+    return call_set(set);
+  };
+  // Only whole rounds when each round gets new inputs.
+  auto round_open = [&] { return new_round && calls_made % n != 0; };
 
   const int64_t warmup_start = monotonic_ns();
   const auto warmup_ns = static_cast<int64_t>(policy.warmup_ms * 1e6);
   size_t index = 0;
   // A bounded warm-up: every set once, then more until warmup_ms has passed.
-  while (index < n || (monotonic_ns() - warmup_start < warmup_ns && index < 100 * n)) {
+  while (index < n || round_open() || (monotonic_ns() - warmup_start < warmup_ns && index < 100 * n)) {
     const TimedCall c = call(index % n);
     if (c.status != 0) {
       reply.status = c.status;
@@ -57,6 +65,7 @@ protocol::TimeReply run_timing_loop(size_t set_count, const std::function<TimedC
     const double elapsed_ms = static_cast<double>(monotonic_ns() - measure_start) / 1e6;
     // The time budget ends the loop, but never before kMinimumSamples: a
     // median of a few calls says nothing about noise.
+    if (round_open()) continue;
     if (count >= policy.max_samples) break;
     if (elapsed_ms >= policy.max_ms && count >= kMinimumSamples) break;
     // Every set must have been timed at least once after its last poisoning.

@@ -22,8 +22,13 @@ struct TimedCall {
 
 // `call(set)` makes one call on input set `set`, which must leave that set's
 // outputs freshly written (re-poisoned before), and times it.
+//
+// With `new_round`, the calls go in whole rounds (each set once, in order):
+// new_round() runs before every round but the first, and the loop ends only
+// after a whole round (see FreshInputs in harness/runner/executor.h).
 protocol::TimeReply run_timing_loop(size_t set_count, const std::function<TimedCall(size_t set)>& call,
-                                    const protocol::TimingPolicy& policy);
+                                    const protocol::TimingPolicy& policy,
+                                    const std::function<void()>& new_round = {});
 
 // Exactly the batch's warm-up and timed calls (the harness decides when to
 // stop: see WorkerExecutor::time).

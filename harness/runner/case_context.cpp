@@ -204,7 +204,7 @@ void CaseContext::judge_witness(const protocol::TimeReply& reply, double poison_
 }
 
 const TimingResult& CaseContext::time(const std::string& op, const nlohmann::json& scalars,
-                                      const std::vector<std::vector<Binding>>& sets) {
+                                      const std::vector<std::vector<Binding>>& sets, const FreshInputs& fresh) {
   HARNESS_CHECK(!sets.empty(), "time() of {} without input sets", op);
   const double poison_ns = time_poisoning(sets.front());
   std::vector<std::vector<Snapshot>> snapshots(sets.size());
@@ -219,7 +219,26 @@ const TimingResult& CaseContext::time(const std::string& op, const nlohmann::jso
   // Each call may take up to the call timeout; the loop itself stops after
   // max_ms of timed work.
   const double timeout = settings_.call_timeout_s * static_cast<double>(sets.size() + 2) + 2 * policy.max_ms / 1000.0;
-  protocol::TimeReply reply = executor_.time(op, scalars, sets, policy, timeout);
+  FreshInputs fresh_and_checked;
+  size_t round = 1;
+  if (fresh) {
+    fresh_and_checked = [&] {
+      for (size_t s = 0; s < sets.size(); ++s) {
+        // Outputs are not required here: a process submission's are read
+        // back only once the timing ends.
+        check_integrity(sets[s], snapshots[s],
+                        fmt::format("timed repetitions of {}, round {}, input set {} of {}", op, round, s + 1, sets.size()),
+                        false);
+      }
+      fresh();
+      for (size_t s = 0; s < sets.size(); ++s) {
+        snapshots[s].clear();
+        prepare(sets[s], snapshots[s]);
+      }
+      ++round;
+    };
+  }
+  protocol::TimeReply reply = executor_.time(op, scalars, sets, policy, timeout, fresh_and_checked);
   check_status(reply.status, reply.message, op + " (timed repetitions)");
   for (size_t s = 0; s < sets.size(); ++s) {
     check_integrity(sets[s], snapshots[s], fmt::format("timed repetitions of {}, input set {} of {}", op, s + 1, sets.size()));

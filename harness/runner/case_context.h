@@ -65,8 +65,15 @@ class CaseContext {
   // Timed calls rotating through `sets`, with the same checks on every set
   // afterwards. Records the timing, bandwidth, roofline and its fraction in the
   // case's result. The driver still checks the values of every set.
+  //
+  // `fresh` (stateful ops: a cache's queries) rewrites every set's inputs
+  // with values never given before; the executor then calls the sets in
+  // whole rounds with new inputs before each (FreshInputs), so a remembered
+  // answer has nothing to match. Between rounds the guards and inputs are
+  // checked and the inputs snapshotted again. The driver checks each set
+  // against the inputs it holds at the end.
   const TimingResult& time(const std::string& op, const nlohmann::json& scalars,
-                           const std::vector<std::vector<Binding>>& sets);
+                           const std::vector<std::vector<Binding>>& sets, const FreshInputs& fresh = {});
 
   // The memory witness (harness/witness/memory_witness.h): the worker's
   // anonymous resident memory now, nullopt where there is none. A driver

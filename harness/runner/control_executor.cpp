@@ -129,7 +129,7 @@ protocol::CallReply ControlExecutor::call(const std::string& op, const nlohmann:
 
 protocol::TimeReply ControlExecutor::time(const std::string& op, const nlohmann::json& scalars,
                                           const std::vector<std::vector<Binding>>& sets,
-                                          const protocol::TimingPolicy& policy, double) {
+                                          const protocol::TimingPolicy& policy, double, const FreshInputs&) {
   protocol::TimeReply reply;
   for (size_t i = 0; i < std::max(policy.min_samples, sets.size()); ++i) {
     const int64_t start = monotonic_ns();

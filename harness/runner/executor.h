@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,14 @@ struct Binding {
   protocol::Access access = protocol::Access::in;
 };
 
+// Gives every input set of a timing new inputs, never given before (a
+// stateful op's fresh queries: a cache that remembers answers then has
+// nothing to replay). An executor given one calls the sets in whole rounds
+// (each set once, in order), calls it before every round but the first, and
+// ends the timing after a whole round, so each set's outputs answer its
+// current inputs. Empty: the sets keep their inputs.
+using FreshInputs = std::function<void()>;
+
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -30,7 +39,8 @@ class Executor {
                                    const std::vector<Binding>& tensors, double timeout_s) = 0;
   virtual protocol::TimeReply time(const std::string& op, const nlohmann::json& scalars,
                                    const std::vector<std::vector<Binding>>& sets,
-                                   const protocol::TimingPolicy& policy, double timeout_s) = 0;
+                                   const protocol::TimingPolicy& policy, double timeout_s,
+                                   const FreshInputs& fresh) = 0;
   // The tensor is going away: forget any mapping of it.
   virtual void release(const SharedTensor& tensor) = 0;
   // What the submission printed since the last drain (its tail, at most max_bytes).

@@ -266,7 +266,8 @@ protocol::CallReply ProcessExecutor::call(const std::string& op, const json& sca
 
 protocol::TimeReply ProcessExecutor::time(const std::string& op, const json& scalars,
                                           const std::vector<std::vector<Binding>>& sets,
-                                          const protocol::TimingPolicy& policy, double timeout_s) {
+                                          const protocol::TimingPolicy& policy, double timeout_s,
+                                          const FreshInputs& fresh) {
   ensure_started();
   protocol::TimeReply reply;
   if (!ops_.count(op)) {
@@ -276,8 +277,11 @@ protocol::TimeReply ProcessExecutor::time(const std::string& op, const json& sca
   }
   // Inputs once per set; outputs deleted before every call, so a call that
   // does not write them is caught.
-  std::vector<json> requests;
-  for (size_t s = 0; s < sets.size(); ++s) requests.push_back(call_request(op, scalars, sets[s], fmt::format("timed{}", s)));
+  std::vector<json> requests(sets.size());
+  auto write_inputs = [&] {
+    for (size_t s = 0; s < sets.size(); ++s) requests[s] = call_request(op, scalars, sets[s], fmt::format("timed{}", s));
+  };
+  write_inputs();
   const std::string what = op + " (timed repetitions)";
   auto one_call = [&](size_t s) {
     for (const Binding& b : sets[s]) {
@@ -293,7 +297,14 @@ protocol::TimeReply ProcessExecutor::time(const std::string& op, const json& sca
     timed.status = status_of(answer, id, what, &reply.message);
     return timed;
   };
-  const protocol::TimeReply loop = run_timing_loop(sets.size(), one_call, policy);
+  std::function<void()> new_round;
+  if (fresh) {
+    new_round = [&] {
+      fresh();
+      write_inputs();
+    };
+  }
+  const protocol::TimeReply loop = run_timing_loop(sets.size(), one_call, policy, new_round);
   reply.status = loop.status;
   reply.device_ns = loop.device_ns;
   reply.wall_ns = loop.wall_ns;

@@ -227,7 +227,8 @@ protocol::CallReply WorkerExecutor::call(const std::string& op, const json& scal
 
 protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scalars,
                                          const std::vector<std::vector<Binding>>& sets,
-                                         const protocol::TimingPolicy& policy, double timeout_s) {
+                                         const protocol::TimingPolicy& policy, double timeout_s,
+                                         const FreshInputs& fresh) {
   ensure_started(timeout_s);
   json set_list = json::array();
   for (const auto& set : sets) {
@@ -280,15 +281,33 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
     return true;
   };
   if (n == 0) return total;
+  // With fresh inputs, calls go in whole rounds, one request each, the sets
+  // given new inputs before every round but the first (FreshInputs).
+  bool called = false;
+  auto run_calls = [&](size_t warmup, size_t calls) {
+    if (!fresh) return run_batch(warmup, calls);
+    const auto round_up = [n](size_t count) { return (count + n - 1) / n * n; };
+    warmup = round_up(warmup);
+    calls = round_up(calls);
+    while (warmup + calls > 0) {
+      if (called) fresh();
+      called = true;
+      const size_t w = std::min(warmup, n);
+      if (!run_batch(w, n - w)) return false;
+      warmup -= w;
+      calls -= n - w;
+    }
+    return true;
+  };
 
   // Warm-up: every set once, then more until warmup_ms has passed (at most
   // 100 calls per set), as run_timing_loop does.
-  if (!run_batch(n, 0)) return total;
+  if (!run_calls(n, 0)) return total;
   const double warmup_ns = policy.warmup_ms * 1e6;
   if (*total.witness_ns < warmup_ns) {
     const double per_call = *total.witness_ns / static_cast<double>(n);
     const auto more = static_cast<size_t>(std::ceil((warmup_ns - *total.witness_ns) / std::max(per_call, 1.0)));
-    if (!run_batch(std::min(more, 99 * n), 0)) return total;
+    if (!run_calls(std::min(more, 99 * n), 0)) return total;
   }
   double per_call_ns = last_batch_ns / static_cast<double>(std::max<size_t>(last_batch_calls, 1));
 
@@ -307,7 +326,7 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
     size = std::max(size, count < kMinimumSamples ? kMinimumSamples - count : size_t{1});
     size = std::min(size, policy.max_samples - std::min(count, policy.max_samples));
     if (size == 0) break;
-    if (!run_batch(0, size)) return total;
+    if (!run_calls(0, size)) return total;
     per_call_ns = last_batch_ns / static_cast<double>(last_batch_calls);
     for (size_t i = count; i < total.device_ns.size(); ++i) measured_ns += total.device_ns[i];
     const size_t now = total.device_ns.size();

@@ -34,7 +34,8 @@ class WorkerExecutor : public Executor {
                            const std::vector<Binding>& tensors, double timeout_s) override;
   protocol::TimeReply time(const std::string& op, const nlohmann::json& scalars,
                            const std::vector<std::vector<Binding>>& sets,
-                           const protocol::TimingPolicy& policy, double timeout_s) override;
+                           const protocol::TimingPolicy& policy, double timeout_s,
+                           const FreshInputs& fresh) override;
   void release(const SharedTensor& tensor) override;
   std::string drain_output(size_t max_bytes) override;
   std::string device_clock() const override;

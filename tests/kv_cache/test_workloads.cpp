@@ -81,7 +81,7 @@ class TrustedCache : public Executor {
     return r;
   }
   protocol::TimeReply time(const std::string&, const nlohmann::json&, const std::vector<std::vector<Binding>>&,
-                           const protocol::TimingPolicy&, double) override {
+                           const protocol::TimingPolicy&, double, const FreshInputs&) override {
     return {};
   }
   void release(const SharedTensor&) override {}

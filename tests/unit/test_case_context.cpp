@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <functional>
+#include <map>
 #include <optional>
 
 #include "harness/core/rng.h"
@@ -16,11 +17,13 @@ namespace {
 
 using protocol::Access;
 
-// Runs `behaviour` on the bindings of every call; time() runs it once per set.
+// Runs `behaviour` on the bindings of every call; time() runs it once per set
+// and round, giving the sets fresh inputs between rounds when asked to.
 class FakeExecutor : public Executor {
  public:
   std::function<int32_t(const std::vector<Binding>&, int call_index)> behaviour;
   int calls = 0;
+  int rounds = 1;
   std::optional<double> witness_ns;  // what the harness's clock saw around time(), if anything
 
   protocol::CallReply call(const std::string&, const nlohmann::json&, const std::vector<Binding>& tensors, double) override {
@@ -30,12 +33,15 @@ class FakeExecutor : public Executor {
     return reply;
   }
   protocol::TimeReply time(const std::string&, const nlohmann::json&, const std::vector<std::vector<Binding>>& sets,
-                           const protocol::TimingPolicy&, double) override {
+                           const protocol::TimingPolicy&, double, const FreshInputs& fresh) override {
     protocol::TimeReply reply;
-    for (const auto& set : sets) {
-      reply.status = behaviour(set, calls++);
-      reply.device_ns.push_back(1000);
-      reply.wall_ns.push_back(1500);
+    for (int round = 0; round < rounds; ++round) {
+      if (round > 0 && fresh) fresh();
+      for (const auto& set : sets) {
+        reply.status = behaviour(set, calls++);
+        reply.device_ns.push_back(1000);
+        reply.wall_ns.push_back(1500);
+      }
     }
     reply.witness_ns = witness_ns;
     reply.witness_requests = 1;
@@ -372,6 +378,84 @@ TEST(StatelessDriver, ALaterOpReadingAnotherSetsStateIsCaught) {
   const auto v = verdict_of([&] { run_stateless_case(ctx, two_step_op()); });
   EXPECT_EQ(v.verdict(), Verdict::wrong_answer);
   EXPECT_EQ(v.message().rfind("use: z wrong", 0), 0u) << v.message();
+}
+
+// Fresh inputs for stateful timed calls (kv_cache's decode). The exploit: a
+// cache that remembers each answer by the address of its queries and hands
+// it back when called on them again (cpu-replay-attend). Timed over sets
+// whose inputs never change, it gets through; with fresh inputs every
+// round, what it hands back answers the queries of the round before.
+struct FreshTiming {
+  Fixture f{Suite::perf};
+  std::map<const void*, std::vector<float>> remembered;
+  std::vector<SharedTensor*> xs, ys;
+  int refreshes = 0;
+
+  FreshTiming() {
+    f.executor.rounds = 3;
+    f.executor.behaviour = [this](const std::vector<Binding>& t, int) {
+      auto it = remembered.find(t[0].tensor->raw());
+      if (it == remembered.end()) {
+        write_double(t);
+        const float* y = t[1].tensor->as<float>();
+        it = remembered.emplace(t[0].tensor->raw(), std::vector<float>(y, y + t[1].tensor->elements())).first;
+      }
+      std::memcpy(t[1].tensor->raw(), it->second.data(), it->second.size() * sizeof(float));
+      return HARNESS_STATUS_OK;
+    };
+  }
+
+  // Times the op over two sets; true when every set's y is 2x at the end.
+  bool answers_current_inputs(bool fresh) {
+    CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result);
+    std::vector<std::vector<Binding>> sets;
+    for (int s = 0; s < 2; ++s) {
+      xs.push_back(&ctx.tensor(TensorSpec{"x", DType::f32, {4}}));
+      ys.push_back(&ctx.tensor(TensorSpec{"y", DType::f32, {4}}));
+      for (int i = 0; i < 4; ++i) xs.back()->as<float>()[i] = static_cast<float>(s * 10 + i);
+      sets.push_back({{xs.back(), Access::in}, {ys.back(), Access::out}});
+    }
+    FreshInputs new_inputs;
+    if (fresh) {
+      new_inputs = [this] {
+        ++refreshes;
+        for (auto* x : xs) {
+          for (int i = 0; i < 4; ++i) x->as<float>()[i] += 100;
+        }
+      };
+    }
+    ctx.time("double", {}, sets, new_inputs);
+    for (size_t s = 0; s < xs.size(); ++s) {
+      for (int i = 0; i < 4; ++i) {
+        if (ys[s]->as<float>()[i] != 2 * xs[s]->as<float>()[i]) return false;
+      }
+    }
+    return true;
+  }
+};
+
+TEST(FreshInputs, AnAnswerRememberedByAddressPassesWithoutThem) {
+  FreshTiming t;
+  EXPECT_TRUE(t.answers_current_inputs(false));
+  EXPECT_EQ(t.refreshes, 0);
+}
+
+TEST(FreshInputs, WithThemARememberedAnswerNoLongerMatchesItsInputs) {
+  FreshTiming t;
+  EXPECT_FALSE(t.answers_current_inputs(true));
+  EXPECT_EQ(t.refreshes, 2);  // before every round but the first
+}
+
+TEST(FreshInputs, AnInputChangedDuringARoundIsCaughtAtTheNextRound) {
+  FreshTiming t;
+  t.f.executor.behaviour = [](const std::vector<Binding>& b, int call) {
+    write_double(b);
+    if (call == 1) b[0].tensor->as<float>()[2] = -1;
+    return HARNESS_STATUS_OK;
+  };
+  const auto v = verdict_of([&] { t.answers_current_inputs(true); });
+  EXPECT_EQ(v.verdict(), Verdict::input_modified) << v.message();
+  EXPECT_NE(v.message().find("round 1, input set 2 of 2"), std::string::npos) << v.message();
 }
 
 TEST(StatelessDriver, MetricsKeepTheWorstValue) {

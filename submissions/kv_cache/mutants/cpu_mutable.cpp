@@ -13,6 +13,7 @@
 // holding it. Scores are dot products in double; the online softmax keeps its
 // running max in double and its sums in float.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -127,17 +128,28 @@ class MutableCache final : public kv_abi::Cache {
 
   harness_status attend(int32_t layer, int32_t batch, const int64_t* sequences, const int32_t* query_lengths,
                         const float* q, float* out, void*) override {
-#ifdef EXPLOIT_REPLAY_ATTEND
-    // Attack: an attend with the same queries (by address and a sample of
-    // their values) on an unchanged cache returns the answer it gave before,
-    // without reading a single key.
+#if defined(EXPLOIT_REPLAY_ATTEND) || defined(EXPLOIT_REPLAY_SPIN)
+    // Attack: an attend on the same query buffer (by address) of an
+    // unchanged cache returns the answer it gave before, without reading a
+    // single key. EXPLOIT_REPLAY_SPIN then waits as long as reading the
+    // keys and values at 8 GB/s would take, so its speed looks plausible.
     int64_t query_rows = 0;
     for (int32_t b = 0; b < batch; ++b) query_rows += query_lengths[b];
     const int64_t out_elems = query_rows * c_.query_heads * c_.head_dim;
-    const auto key = std::make_tuple(layer, q, out, changes_, q[0], q[out_elems - 1]);
+    const auto key = std::make_tuple(layer, q, out, changes_);
     const auto hit = replays_.find(key);
     if (hit != replays_.end()) {
       std::memcpy(out, hit->second.data(), hit->second.size() * sizeof(float));
+#ifdef EXPLOIT_REPLAY_SPIN
+      double bytes = 0;
+      for (int32_t b = 0; b < batch; ++b) {
+        const auto it = sequences_.find(sequences[b]);
+        if (it != sequences_.end()) bytes += 8.0 * static_cast<double>(it->second.tokens[static_cast<size_t>(layer)] * row_);
+      }
+      const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(bytes / 8.0));
+      while (std::chrono::steady_clock::now() < until) {
+      }
+#endif
       return HARNESS_STATUS_OK;
     }
 #endif
@@ -152,7 +164,7 @@ class MutableCache final : public kv_abi::Cache {
         for (int64_t h = 0; h < c_.query_heads; ++h) attend_row(it->second, layer, tokens, pos, h, q, out, row);
       }
     }
-#ifdef EXPLOIT_REPLAY_ATTEND
+#if defined(EXPLOIT_REPLAY_ATTEND) || defined(EXPLOIT_REPLAY_SPIN)
     replays_[key].assign(out, out + out_elems);
 #endif
     return HARNESS_STATUS_OK;
@@ -289,8 +301,8 @@ class MutableCache final : public kv_abi::Cache {
   int64_t fresh_ = 0;            // blocks [0, fresh_) exist in pool_
   int64_t leaked_ = 0;           // EXPLOIT_HIDDEN_LEAK only: blocks lost, reported free
   int64_t changes_ = 0;          // appends and releases so far
-#ifdef EXPLOIT_REPLAY_ATTEND
-  std::map<std::tuple<int32_t, const float*, float*, int64_t, float, float>, std::vector<float>> replays_;
+#if defined(EXPLOIT_REPLAY_ATTEND) || defined(EXPLOIT_REPLAY_SPIN)
+  std::map<std::tuple<int32_t, const float*, float*, int64_t>, std::vector<float>> replays_;
 #endif
 #ifdef EXPLOIT_RESERVE_MAX_LENGTH
   std::unordered_map<int64_t, std::vector<float>> reservations_;
