@@ -1,0 +1,228 @@
+// CPU KV cache storing K and V in IEEE binary16: the reduced-precision path
+// of the challenge on the CPU, so that a machine without a GPU (CI) judges
+// an fp16 cache too.
+//
+// Memory: paged. A block holds 16 positions of every layer's K and V,
+// [layers, 2, 16, kv_heads, head_dim] halves; blocks are taken at layer 0's
+// append (a chunk that would pass the budget is refused whole there) and go
+// to a free list on release, whence the next append reuses them.
+// bytes_in_use = blocks owned by live sequences * block bytes.
+//
+// Attention: for every query row and kv head, one pass over the visible
+// positions with an online softmax in float (running max subtracted); each
+// position's K and V are widened to float once (a 64 Ki-entry table) and
+// serve every query head of the GQA group. Conversion to half rounds to
+// nearest even, so K and V are off by at most 2^-11 relative.
+//
+// Mutants built from this file (submissions/kv_cache/mutants/):
+//   MUTANT_FP16_HALF_EXP: the exponentials are rounded to half and taken
+//     without subtracting the running max, as a kernel doing its softmax in
+//     half arithmetic might: exp overflows half's 65504 for scores above 11.1.
+//   MUTANT_FP16_NO_SCALING: scores are not divided by sqrt(head_dim).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "abi_support.h"
+
+namespace {
+
+constexpr int64_t kBlockTokens = 16;
+
+// Round to nearest even; overflow to infinity; half subnormals kept.
+uint16_t to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, sizeof x);
+  const auto sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  const uint32_t magnitude = x & 0x7fffffffu;
+  if (magnitude >= 0x7f800000u) return sign | (magnitude > 0x7f800000u ? 0x7e00u : 0x7c00u);
+  if (magnitude >= 0x477ff000u) return sign | 0x7c00u;  // 65520 and above round to infinity
+  if (magnitude < 0x38800000u) {                        // below 2^-14: a multiple of 2^-24
+    return sign | static_cast<uint16_t>(std::nearbyint(std::fabs(f) * 16777216.0f));
+  }
+  const uint32_t rounded = magnitude + 0xfffu + ((magnitude >> 13) & 1u);
+  return sign | static_cast<uint16_t>((rounded - (112u << 23)) >> 13);
+}
+
+float from_half_slow(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1fu;
+  const uint32_t mantissa = h & 0x3ffu;
+  if (exponent == 0) {
+    const float value = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign ? -value : value;
+  }
+  uint32_t bits = sign | (exponent == 31 ? (0xffu << 23) | (mantissa << 13) : ((exponent + 112u) << 23) | (mantissa << 13));
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+const std::vector<float>& half_table() {
+  static const std::vector<float> table = [] {
+    std::vector<float> t(65536);
+    for (uint32_t h = 0; h < 65536; ++h) t[h] = from_half_slow(static_cast<uint16_t>(h));
+    return t;
+  }();
+  return table;
+}
+
+class Fp16Cache final : public kv_abi::Cache {
+ public:
+  explicit Fp16Cache(const kv_cache_config& c)
+      : c_(c),
+        row_(int64_t{c.kv_heads} * c.head_dim),
+        block_elements_(int64_t{c.layers} * 2 * kBlockTokens * row_),
+        table_(half_table()) {}
+
+  harness_status append(int32_t layer, int64_t sequence, int64_t n, const float* k, const float* v, void*) override {
+    auto it = sequences_.find(sequence);
+    if (it == sequences_.end()) {
+      const harness_status admitted = kv_abi::check_new_sequence(layer, sequences_.size(), c_);
+      if (admitted != HARNESS_STATUS_OK) return admitted;
+      Sequence fresh;
+      fresh.tokens.assign(static_cast<size_t>(c_.layers), 0);
+      it = sequences_.emplace(sequence, std::move(fresh)).first;
+    }
+    Sequence& s = it->second;
+    int64_t& held = s.tokens[static_cast<size_t>(layer)];
+    if (held + n > c_.max_tokens) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "append: the sequence would pass max_tokens");
+    const int64_t blocks_needed = (held + n + kBlockTokens - 1) / kBlockTokens;
+    const auto owned = static_cast<int64_t>(s.blocks.size());
+    if (blocks_needed > owned) {
+      if (layer != 0) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "append: layer 0 receives a chunk first");
+      if ((blocks_owned_ + blocks_needed - owned) * block_bytes() > c_.memory_budget) {
+        if (held == 0) sequences_.erase(it);
+        return kv_abi::fail(HARNESS_STATUS_OUT_OF_MEMORY, "append: the chunk would pass the memory budget");
+      }
+      while (static_cast<int64_t>(s.blocks.size()) < blocks_needed) s.blocks.push_back(take_block());
+      blocks_owned_ += blocks_needed - owned;
+    }
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t position = held + t;
+      uint16_t* kd = slot(s, layer, 0, position);
+      uint16_t* vd = slot(s, layer, 1, position);
+      for (int64_t i = 0; i < row_; ++i) {
+        kd[i] = to_half(k[t * row_ + i]);
+        vd[i] = to_half(v[t * row_ + i]);
+      }
+    }
+    held += n;
+    return HARNESS_STATUS_OK;
+  }
+
+  harness_status attend(int32_t layer, int32_t batch, const int64_t* sequences, const int32_t* query_lengths,
+                        const float* q, float* out, void*) override {
+    const int64_t hq = c_.query_heads, d = c_.head_dim, group = hq / c_.kv_heads;
+#ifdef MUTANT_FP16_NO_SCALING
+    const float scale = 1.0f;
+#else
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+#endif
+    std::vector<float> key(static_cast<size_t>(d)), value(static_cast<size_t>(d));
+    std::vector<float> acc(static_cast<size_t>(group * d)), max(static_cast<size_t>(group)), sum(static_cast<size_t>(group));
+    int64_t row = 0;
+    for (int32_t b = 0; b < batch; ++b) {
+      const auto it = sequences_.find(sequences[b]);
+      if (it == sequences_.end()) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "attend: sequence not live");
+      const Sequence& s = it->second;
+      const int64_t tokens = s.tokens[static_cast<size_t>(layer)];
+      if (query_lengths[b] > tokens) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "attend: more queries than tokens");
+      for (int64_t i = 0; i < query_lengths[b]; ++i, ++row) {
+        const int64_t visible = tokens - query_lengths[b] + i + 1;
+        for (int64_t g = 0; g < c_.kv_heads; ++g) {
+          std::fill(acc.begin(), acc.end(), 0.0f);
+          std::fill(max.begin(), max.end(), -INFINITY);
+          std::fill(sum.begin(), sum.end(), 0.0f);
+          for (int64_t t = 0; t < visible; ++t) {
+            const uint16_t* kh = slot(s, layer, 0, t) + g * d;
+            const uint16_t* vh = slot(s, layer, 1, t) + g * d;
+            for (int64_t x = 0; x < d; ++x) {
+              key[static_cast<size_t>(x)] = table_[kh[x]];
+              value[static_cast<size_t>(x)] = table_[vh[x]];
+            }
+            for (int64_t m = 0; m < group; ++m) {
+              const float* qh = q + (row * hq + g * group + m) * d;
+              float dot = 0;
+              for (int64_t x = 0; x < d; ++x) dot += qh[x] * key[static_cast<size_t>(x)];
+              const float score = dot * scale;
+              float* a = acc.data() + m * d;
+#ifdef MUTANT_FP16_HALF_EXP
+              const float weight = table_[to_half(std::exp(score))];
+#else
+              float weight = 1.0f;
+              if (score > max[static_cast<size_t>(m)]) {
+                const float rescale = std::exp(max[static_cast<size_t>(m)] - score);
+                sum[static_cast<size_t>(m)] *= rescale;
+                for (int64_t x = 0; x < d; ++x) a[x] *= rescale;
+                max[static_cast<size_t>(m)] = score;
+              } else {
+                weight = std::exp(score - max[static_cast<size_t>(m)]);
+              }
+#endif
+              sum[static_cast<size_t>(m)] += weight;
+              for (int64_t x = 0; x < d; ++x) a[x] += weight * value[static_cast<size_t>(x)];
+            }
+          }
+          for (int64_t m = 0; m < group; ++m) {
+            float* o = out + (row * hq + g * group + m) * d;
+            for (int64_t x = 0; x < d; ++x) o[x] = acc[static_cast<size_t>(m * d + x)] / sum[static_cast<size_t>(m)];
+          }
+        }
+      }
+    }
+    return HARNESS_STATUS_OK;
+  }
+
+  harness_status release(int64_t sequence) override {
+    const auto it = sequences_.find(sequence);
+    if (it == sequences_.end()) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "release: not live");
+    blocks_owned_ -= static_cast<int64_t>(it->second.blocks.size());
+    for (auto& block : it->second.blocks) free_.push_back(std::move(block));
+    sequences_.erase(it);
+    return HARNESS_STATUS_OK;
+  }
+
+  int64_t bytes_in_use() const override { return blocks_owned_ * block_bytes(); }
+
+ private:
+  struct Sequence {
+    std::vector<std::unique_ptr<uint16_t[]>> blocks;
+    std::vector<int64_t> tokens;  // [layers]
+  };
+
+  int64_t block_bytes() const { return block_elements_ * static_cast<int64_t>(sizeof(uint16_t)); }
+
+  std::unique_ptr<uint16_t[]> take_block() {
+    if (free_.empty()) return std::unique_ptr<uint16_t[]>(new uint16_t[static_cast<size_t>(block_elements_)]);
+    auto block = std::move(free_.back());
+    free_.pop_back();
+    return block;
+  }
+
+  // Position `position` of one layer's K (which 0) or V (1).
+  uint16_t* slot(const Sequence& s, int64_t layer, int64_t which, int64_t position) const {
+    uint16_t* block = s.blocks[static_cast<size_t>(position / kBlockTokens)].get();
+    return block + ((layer * 2 + which) * kBlockTokens + position % kBlockTokens) * row_;
+  }
+
+  kv_cache_config c_;
+  int64_t row_;             // kv_heads * head_dim
+  int64_t block_elements_;  // halves per block
+  const std::vector<float>& table_;
+  int64_t blocks_owned_ = 0;
+  std::vector<std::unique_ptr<uint16_t[]>> free_;
+  std::unordered_map<int64_t, Sequence> sequences_;
+};
+
+harness_status create(const kv_cache_config& config, std::unique_ptr<kv_abi::Cache>* cache) {
+  cache->reset(new Fp16Cache(config));
+  return HARNESS_STATUS_OK;
+}
+
+}  // namespace
+
+KV_CACHE_EXPORT_ABI(KV_CACHE_FORMAT_FP16, create)
