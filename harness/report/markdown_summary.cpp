@@ -78,7 +78,7 @@ void in_short(std::string& out, const Group& g) {
       sentence += fmt::format(" (failing: {})", list);
     }
     if (best && best->bandwidth) {
-      sentence += fmt::format("; its best bandwidth is {} on `{}`, {} of the measured peak", format_bandwidth(*best->bandwidth),
+      sentence += fmt::format("; its best bandwidth is {} on `{}`, {} of its roofline", format_bandwidth(*best->bandwidth),
                               best->id, format_percent(best->peak_fraction));
       const CaseResult* base = baseline && baseline != e ? find_case(*baseline, best->id) : nullptr;
       if (base && base->verdict == Verdict::pass && base->timing && best->timing) {

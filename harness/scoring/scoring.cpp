@@ -102,7 +102,7 @@ DimensionScore performance(const EntryResult& entry, const EntryResult* baseline
   }
   d.measured = counted > 0;
   d.score = counted ? sum / static_cast<double>(counted) : 0.0;
-  d.detail = fmt::format("{} perf cases; full marks at {:.0f}% of peak and {:.0f}x the baseline", counted,
+  d.detail = fmt::format("{} perf cases; full marks at {:.0f}% of each case's roofline and {:.0f}x the baseline", counted,
                          100 * p.full_marks_peak_fraction, p.full_marks_speedup);
   if (counted && with_speedup < counted) {
     notes.push_back(fmt::format("performance: {} of {} perf cases scored on bandwidth alone (no passing baseline "
