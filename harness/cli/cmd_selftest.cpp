@@ -2,7 +2,9 @@
 // Runs every mutant, exploit and negative control (and the project's own
 // references and baselines) on the correctness, edge and stability suites
 // (or on the cases an expectation names) and checks each got the verdict it
-// declares. Exit 1 naming any that did not.
+// declares, then shows each tolerance beside the facts that justify it
+// (harness/runner/tolerance_justification.h). Exit 1 naming any that did not
+// get its verdict, or when a tolerance is unjustified.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -12,10 +14,41 @@
 #include "harness/cli/commands.h"
 #include "harness/cli/run_session.h"
 #include "harness/runner/selftest.h"
+#include "harness/runner/tolerance_justification.h"
 
 namespace harness {
 
 namespace {
+
+// Prints each tolerance beside its facts; returns how many are unjustified.
+size_t print_tolerance_justifications(const RunResults& results) {
+  const auto justifications = justify_tolerances(results);
+  if (justifications.empty()) return 0;
+  std::printf("\nTolerances, each with the facts that justify it (a figure is the largest |got - float64| / allowed error:\n"
+              "1 is the tolerance itself):\n");
+  size_t unjustified = 0;
+  for (const auto& j : justifications) {
+    std::printf("%s %s (%s)%s\n", j.challenge.c_str(), j.tolerance.c_str(), j.bound.c_str(),
+                j.declared ? (", measured by " + j.metric).c_str() : "");
+    for (const auto& f : j.facts) {
+      const std::string who = f.submission + " (" + f.device + ")";
+      std::printf("  %-10s %-42s %s\n", f.kind.c_str(), who.c_str(), f.observed.c_str());
+    }
+    if (j.failed()) {
+      ++unjustified;
+      std::printf("  NOT JUSTIFIED: %s\n", j.declared ? "a fact above is measured against it"
+                                                       : "its challenge.json names nothing that justifies it (justified_by)");
+    } else if (!j.missing.empty()) {
+      std::string kinds;
+      for (const auto& k : j.missing) kinds += (kinds.empty() ? "" : ", ") + k;
+      std::printf("  not shown in full by this run: no %s in the selection\n", kinds.c_str());
+    } else {
+      std::printf("  justified: our reference and sound code pass it, a realistic mutant fails it\n");
+    }
+  }
+  return unjustified;
+}
+
 struct SelftestArguments {
   std::vector<std::string> challenges;
   std::string device = "all";
@@ -66,15 +99,17 @@ void add_selftest_command(CLI::App& app, CommandLine& command_line) {
         std::printf("selftest: nothing to check for this selection\n");
         return 1;
       }
+      const size_t unjustified = print_tolerance_justifications(results);
       if (failed) {
         std::printf("\nselftest FAILED: %zu of %zu did not get their declared verdict:", failed, findings.size());
         for (const auto& f : findings) {
           if (!f.ok) std::printf(" %s/%s(%s)", f.challenge.c_str(), f.submission.c_str(), f.device.c_str());
         }
         std::printf("\n");
-        return 1;
       }
-      std::printf("\nselftest passed: all %zu got their declared verdicts\n", findings.size());
+      if (unjustified) std::printf("\nselftest FAILED: %zu tolerance(s) not justified by what this run measured\n", unjustified);
+      if (failed || unjustified) return 1;
+      std::printf("\nselftest passed: all %zu got their declared verdicts, no tolerance is unjustified\n", findings.size());
       return 0;
     };
   });

@@ -41,6 +41,7 @@ Comparison compare_to_reference(const float* got, const double* reference, size_
       if (std::isnan(error)) error = 0;  // inf == inf: both references and results agree
     }
     if (error > bound) ++c.violations;
+    if (error > 0) c.tolerance_used = std::max(c.tolerance_used, bound > 0 ? error / bound : INFINITY);
     if (std::isfinite(error)) {
       c.max_abs_error = std::max(c.max_abs_error, error);
       squared_error += error * error;
@@ -81,6 +82,7 @@ void Comparison::add_metrics(nlohmann::json& metrics, const std::string& name) c
   metrics[name + "_max_scaled_error"] = finite(max_scaled_error);
   metrics[name + "_normwise_error"] = finite(normwise_error);
   metrics[name + "_violations"] = violations;
+  metrics[name + "_tolerance_used"] = finite(tolerance_used);
   if (float32_allowance > 0) {
     metrics[name + "_sensitivity"] = finite(sensitivity);
     // Both ends in absolute units: a zero reference (constant rows) has no S.

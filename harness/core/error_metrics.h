@@ -69,12 +69,17 @@ struct Comparison {
   double sensitivity = 0;
   std::string conditioning_label;
   double allowed_absolute_error = 0;  // scale_atol * S + float32_allowance (the bound where ref is 0)
+  // The largest |got - ref| / bound over the elements: how much of its
+  // tolerance the result used (beyond 1: violated). What `harness selftest`
+  // quotes when it shows a tolerance's justification.
+  double tolerance_used = 0;
 
   bool ok() const { return violations == 0; }
   // "dx: 3 of 65536 elements beyond 1e-04*max|ref| + 1e-04*|ref|; worst at [12, 7]: -0.25 vs float64 -0.2506 (allowed 1.2e-04)"
   // (with an ErrorScale: "... beyond 1e-04*S + 1e-04*|ref| (S = max(max|ref|, <label>) = 3.2); ...")
   std::string describe(const std::string& name, const std::vector<int64_t>& shape, const Tolerance& tolerance) const;
-  // {"<name>_max_abs_error", "<name>_max_scaled_error", "<name>_normwise_error", "<name>_violations"}; with a
+  // {"<name>_max_abs_error", "<name>_max_scaled_error", "<name>_normwise_error", "<name>_violations",
+  // "<name>_tolerance_used"}; with a
   // Conditioning also "<name>_sensitivity" and "precision_loss" (the worst over every comparison folded in):
   // where the error sits between eps32 * S, the rounding of the result itself (0), and the allowed error, what
   // sound float32 arithmetic can reach on this input (1), on a log scale.

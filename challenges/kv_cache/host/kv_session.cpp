@@ -180,7 +180,8 @@ void KvSession::check_attention(int32_t layer, const std::vector<Query>& batch, 
       harness::compare_to_reference(out, reference.data(), reference.size(), tolerance, nullptr, &conditioning);
   nlohmann::json metrics;
   c.add_metrics(metrics, "attention");
-  nlohmann::json kept{{"attention_max_scaled_error", metrics["attention_max_scaled_error"]}};
+  nlohmann::json kept{{"attention_max_scaled_error", metrics["attention_max_scaled_error"]},
+                      {"attention_tolerance_used", metrics["attention_tolerance_used"]}};
   if (metrics.contains("precision_loss")) kept["precision_loss"] = metrics["precision_loss"];
   harness::merge_worst_metrics(ctx_.metrics(), kept);
   if (!c.ok()) {

@@ -30,7 +30,8 @@ struct Findings {
   double max_rel = 0;
   double squared_error = 0;
   double squared_reference = 0;
-  double worst_excess = 0;  // error / bound of the worst probability
+  double worst_excess = 0;    // error / bound of the worst violating probability
+  double tolerance_used = 0;  // error / bound of the worst probability, violating or not
 
   void note(Problem p, const std::string& example) {
     if (count[p]++ == 0) first[p] = example;
@@ -42,6 +43,7 @@ struct Findings {
     }
     max_abs = std::max(max_abs, o.max_abs);
     max_rel = std::max(max_rel, o.max_rel);
+    tolerance_used = std::max(tolerance_used, o.tolerance_used);
     squared_error += o.squared_error;
     squared_reference += o.squared_reference;
     if (o.worst_excess > worst_excess) {
@@ -98,6 +100,7 @@ void check_row(const TopkCase& c, int64_t r, const float* x, const float* p, con
     const double got = p[j];
     const double error = std::isfinite(got) ? std::fabs(got - ref) : std::numeric_limits<double>::infinity();
     const double bound = tol.atol + tol.rtol * ref;
+    f.tolerance_used = std::max(f.tolerance_used, error / bound);
     f.max_abs = std::max(f.max_abs, error);
     if (ref > tol.atol) f.max_rel = std::max(f.max_rel, error / ref);
     f.squared_error += std::isfinite(error) ? error * error : std::numeric_limits<double>::infinity();
@@ -139,6 +142,7 @@ harness::CheckReport check_answer(const TopkCase& c, const float* logits, const 
                     {"probs_max_rel_error", total.max_rel},
                     {"probs_normwise_rel_error",
                      total.squared_reference > 0 ? std::sqrt(total.squared_error / total.squared_reference) : 0.0},
+                    {"probs_tolerance_used", std::isfinite(total.tolerance_used) ? total.tolerance_used : 1e300},
                     {"probs_rtol", tolerance.rtol},
                     {"probs_atol", tolerance.atol}};
   std::string message;
