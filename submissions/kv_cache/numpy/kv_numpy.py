@@ -1,20 +1,42 @@
 """kv_cache in NumPy, the way a careful student would write it: a dict of
-per-layer arrays per sequence, exact fp32 storage, exact accounting.
+per-layer arrays per sequence, exact accounting.
 
-Shared by two submissions that differ only in the arithmetic of attention:
-`numpy` (float64) and `float32-numpy` (float32 throughout, the sound float32
-control). `handlers(dtype)` gives the operations for one of them.
+Shared by submissions that differ in the arithmetic of attention and in the
+format K and V are stored in: `numpy` (fp32 storage, float64 attention),
+`float32-numpy` (fp32, float32 throughout: the sound float32 control),
+`float16-numpy` and `int8-numpy` (the sound code of the reduced formats,
+attention in float32). `handlers(dtype, storage)` gives the operations for
+one of them.
 """
 
 import numpy as np
 
 import harness_client
 
-cache = {}  # "config", "sequences": {id: {"k": [array per layer], "v": [...]}}
+cache = {}  # "config", "sequences": {id: {"k": [stored parts per layer], "v": [...]}}
+chosen = {}  # "storage": one of STORAGES, set by handlers()
+
+
+def quantize_int8(x, rounding=np.rint):
+    """Symmetric int8 with one float32 scale per token and kv head:
+    code = round(x / scale), scale = max|x| / 127 over the head's d values."""
+    scale = np.abs(x).max(axis=-1, keepdims=True) / np.float32(127)
+    scale = np.where(scale > 0, scale, np.float32(1)).astype(np.float32)
+    return (rounding(x / scale).astype(np.int8), scale)
+
+
+# Each storage: KV_CACHE_FORMAT_*, bytes of one token's K (or V) of one kv
+# head of head_dim values, how a chunk [n, Hkv, d] is stored (a tuple of
+# arrays concatenated along tokens) and how it is read back as float32.
+STORAGES = {
+    "fp32": (0, lambda d: 4 * d, lambda x: (x.copy(),), lambda parts: parts[0]),
+    "fp16": (1, lambda d: 2 * d, lambda x: (x.astype(np.float16),), lambda parts: parts[0].astype(np.float32)),
+    "int8": (2, lambda d: d + 4, quantize_int8, lambda parts: parts[0].astype(np.float32) * parts[1]),
+}
 
 
 def format(scalars):
-    return {"format": 0}  # KV_CACHE_FORMAT_FP32
+    return {"format": chosen["storage"][0]}
 
 
 def create(scalars):
@@ -31,11 +53,11 @@ def destroy(scalars):
 
 def token_bytes():
     c = cache["config"]
-    return 2 * c["kv_heads"] * c["head_dim"] * 4  # K and V of one token, one layer
+    return 2 * c["kv_heads"] * chosen["storage"][1](c["head_dim"])  # K and V of one token, one layer
 
 
 def bytes_in_use(scalars):
-    held = sum(k.shape[0] for s in cache["sequences"].values() for k in s["k"] if k is not None)
+    held = sum(k[0].shape[0] for s in cache["sequences"].values() for k in s["k"] if k is not None)
     return {"bytes": held * token_bytes()}
 
 
@@ -50,9 +72,10 @@ def append(scalars, k, v):
     if layer == 0 and bytes_in_use({})["bytes"] + k.shape[0] * token_bytes() * c["layers"] > c["memory_budget"]:
         raise harness_client.OutOfMemory("the budget is spent")
     entry = sequences.setdefault(sequence, {"k": [None] * c["layers"], "v": [None] * c["layers"]})
+    store = chosen["storage"][2]
     for name, data in (("k", k), ("v", v)):
-        held = entry[name][layer]
-        entry[name][layer] = data.copy() if held is None else np.concatenate([held, data])
+        held, parts = entry[name][layer], store(data)
+        entry[name][layer] = parts if held is None else tuple(np.concatenate([h, p]) for h, p in zip(held, parts))
     return {}
 
 
@@ -71,8 +94,9 @@ def attend_in(dtype):
         out = np.empty_like(q)
         row = 0
         for sequence, n in zip(scalars["sequences"], scalars["query_lengths"]):
-            keys = cache["sequences"][sequence]["k"][layer].astype(dtype)       # [T, Hkv, d]
-            values = cache["sequences"][sequence]["v"][layer].astype(dtype)
+            load = chosen["storage"][3]
+            keys = load(cache["sequences"][sequence]["k"][layer]).astype(dtype)   # [T, Hkv, d]
+            values = load(cache["sequences"][sequence]["v"][layer]).astype(dtype)
             total = keys.shape[0]
             # Query head h reads kv head h // group.
             keys = np.repeat(keys, group, axis=1)                               # [T, Hq, d]
@@ -92,6 +116,7 @@ def attend_in(dtype):
     return attend
 
 
-def handlers(dtype):
+def handlers(dtype, storage="fp32"):
+    chosen["storage"] = STORAGES[storage]
     return {"format": format, "create": create, "destroy": destroy, "append": append,
             "attend": attend_in(dtype), "release": release, "bytes_in_use": bytes_in_use}

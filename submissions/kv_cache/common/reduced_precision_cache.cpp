@@ -1,18 +1,23 @@
-// CPU KV cache storing K and V in IEEE binary16: the reduced-precision path
-// of the challenge on the CPU, so that a machine without a GPU (CI) judges
-// an fp16 cache too.
+// CPU KV cache storing K and V in a reduced format: the reduced-precision
+// paths of the challenge on the CPU, so that a machine without a GPU (CI)
+// judges them too. Built as `cpu-fp16` (IEEE binary16) and, with
+// KV_STORE_INT8, as `cpu-int8`.
 //
 // Memory: paged. A block holds 16 positions of every layer's K and V,
-// [layers, 2, 16, kv_heads, head_dim] halves; blocks are taken at layer 0's
+// [layers, 2, 16, kv_heads, stored head] bytes; blocks are taken at layer 0's
 // append (a chunk that would pass the budget is refused whole there) and go
 // to a free list on release, whence the next append reuses them.
 // bytes_in_use = blocks owned by live sequences * block bytes.
 //
+// Storage of one kv head's head_dim values at one position:
+//   fp16: halves, rounded to nearest even (off by at most 2^-11 relative);
+//   int8: a float32 scale max|x| / 127, then codes round(x / scale) (off by
+//         at most half a step, max|x| / 254).
+//
 // Attention: for every query row and kv head, one pass over the visible
 // positions with an online softmax in float (running max subtracted); each
-// position's K and V are widened to float once (a 64 Ki-entry table) and
-// serve every query head of the GQA group. Conversion to half rounds to
-// nearest even, so K and V are off by at most 2^-11 relative.
+// position's K and V are widened to float once and serve every query head
+// of the GQA group.
 //
 // Mutants built from this file (submissions/kv_cache/mutants/):
 //   MUTANT_FP16_HALF_EXP: the exponentials are rounded to half and taken
@@ -70,13 +75,59 @@ const std::vector<float>& half_table() {
   return table;
 }
 
-class Fp16Cache final : public kv_abi::Cache {
+// One kv head's d values at one position, stored in `bytes(d)` bytes.
+struct HalfStorage {
+  static constexpr int32_t kFormat = KV_CACHE_FORMAT_FP16;
+  static int64_t bytes(int64_t d) { return 2 * d; }
+  static void store(const float* x, int64_t d, uint8_t* out) {
+    for (int64_t i = 0; i < d; ++i) {
+      const uint16_t h = to_half(x[i]);
+      std::memcpy(out + 2 * i, &h, sizeof h);
+    }
+  }
+  static void load(const uint8_t* in, int64_t d, float* out) {
+    const std::vector<float>& table = half_table();
+    for (int64_t i = 0; i < d; ++i) {
+      uint16_t h;
+      std::memcpy(&h, in + 2 * i, sizeof h);
+      out[i] = table[h];
+    }
+  }
+};
+
+struct Int8Storage {
+  static constexpr int32_t kFormat = KV_CACHE_FORMAT_INT8;
+  static int64_t bytes(int64_t d) { return sizeof(float) + d; }
+  static void store(const float* x, int64_t d, uint8_t* out) {
+    float largest = 0;
+    for (int64_t i = 0; i < d; ++i) largest = std::max(largest, std::fabs(x[i]));
+    const float scale = largest > 0 ? largest / 127.0f : 1.0f;
+    std::memcpy(out, &scale, sizeof scale);
+    for (int64_t i = 0; i < d; ++i) {
+      const auto code = static_cast<int8_t>(std::clamp(std::nearbyint(x[i] / scale), -127.0f, 127.0f));
+      std::memcpy(out + sizeof scale + i, &code, 1);
+    }
+  }
+  static void load(const uint8_t* in, int64_t d, float* out) {
+    float scale;
+    std::memcpy(&scale, in, sizeof scale);
+    for (int64_t i = 0; i < d; ++i) out[i] = static_cast<float>(static_cast<int8_t>(in[sizeof scale + i])) * scale;
+  }
+};
+
+#ifdef KV_STORE_INT8
+using Storage = Int8Storage;
+#else
+using Storage = HalfStorage;
+#endif
+
+class ReducedPrecisionCache final : public kv_abi::Cache {
  public:
-  explicit Fp16Cache(const kv_cache_config& c)
+  explicit ReducedPrecisionCache(const kv_cache_config& c)
       : c_(c),
-        row_(int64_t{c.kv_heads} * c.head_dim),
-        block_elements_(int64_t{c.layers} * 2 * kBlockTokens * row_),
-        table_(half_table()) {}
+        head_bytes_(Storage::bytes(c.head_dim)),
+        row_bytes_(int64_t{c.kv_heads} * head_bytes_),
+        block_bytes_(int64_t{c.layers} * 2 * kBlockTokens * row_bytes_) {}
 
   harness_status append(int32_t layer, int64_t sequence, int64_t n, const float* k, const float* v, void*) override {
     auto it = sequences_.find(sequence);
@@ -101,13 +152,14 @@ class Fp16Cache final : public kv_abi::Cache {
       while (static_cast<int64_t>(s.blocks.size()) < blocks_needed) s.blocks.push_back(take_block());
       blocks_owned_ += blocks_needed - owned;
     }
+    const int64_t d = c_.head_dim, row = int64_t{c_.kv_heads} * d;
     for (int64_t t = 0; t < n; ++t) {
       const int64_t position = held + t;
-      uint16_t* kd = slot(s, layer, 0, position);
-      uint16_t* vd = slot(s, layer, 1, position);
-      for (int64_t i = 0; i < row_; ++i) {
-        kd[i] = to_half(k[t * row_ + i]);
-        vd[i] = to_half(v[t * row_ + i]);
+      uint8_t* kd = slot(s, layer, 0, position);
+      uint8_t* vd = slot(s, layer, 1, position);
+      for (int64_t g = 0; g < c_.kv_heads; ++g) {
+        Storage::store(k + t * row + g * d, d, kd + g * head_bytes_);
+        Storage::store(v + t * row + g * d, d, vd + g * head_bytes_);
       }
     }
     held += n;
@@ -138,12 +190,8 @@ class Fp16Cache final : public kv_abi::Cache {
           std::fill(max.begin(), max.end(), -INFINITY);
           std::fill(sum.begin(), sum.end(), 0.0f);
           for (int64_t t = 0; t < visible; ++t) {
-            const uint16_t* kh = slot(s, layer, 0, t) + g * d;
-            const uint16_t* vh = slot(s, layer, 1, t) + g * d;
-            for (int64_t x = 0; x < d; ++x) {
-              key[static_cast<size_t>(x)] = table_[kh[x]];
-              value[static_cast<size_t>(x)] = table_[vh[x]];
-            }
+            Storage::load(slot(s, layer, 0, t) + g * head_bytes_, d, key.data());
+            Storage::load(slot(s, layer, 1, t) + g * head_bytes_, d, value.data());
             for (int64_t m = 0; m < group; ++m) {
               const float* qh = q + (row * hq + g * group + m) * d;
               float dot = 0;
@@ -151,7 +199,7 @@ class Fp16Cache final : public kv_abi::Cache {
               const float score = dot * scale;
               float* a = acc.data() + m * d;
 #ifdef MUTANT_FP16_HALF_EXP
-              const float weight = table_[to_half(std::exp(score))];
+              const float weight = half_table()[to_half(std::exp(score))];
 #else
               float weight = 1.0f;
               if (score > max[static_cast<size_t>(m)]) {
@@ -190,39 +238,39 @@ class Fp16Cache final : public kv_abi::Cache {
 
  private:
   struct Sequence {
-    std::vector<std::unique_ptr<uint16_t[]>> blocks;
+    std::vector<std::unique_ptr<uint8_t[]>> blocks;
     std::vector<int64_t> tokens;  // [layers]
   };
 
-  int64_t block_bytes() const { return block_elements_ * static_cast<int64_t>(sizeof(uint16_t)); }
+  int64_t block_bytes() const { return block_bytes_; }
 
-  std::unique_ptr<uint16_t[]> take_block() {
-    if (free_.empty()) return std::unique_ptr<uint16_t[]>(new uint16_t[static_cast<size_t>(block_elements_)]);
+  std::unique_ptr<uint8_t[]> take_block() {
+    if (free_.empty()) return std::unique_ptr<uint8_t[]>(new uint8_t[static_cast<size_t>(block_bytes_)]);
     auto block = std::move(free_.back());
     free_.pop_back();
     return block;
   }
 
-  // Position `position` of one layer's K (which 0) or V (1).
-  uint16_t* slot(const Sequence& s, int64_t layer, int64_t which, int64_t position) const {
-    uint16_t* block = s.blocks[static_cast<size_t>(position / kBlockTokens)].get();
-    return block + ((layer * 2 + which) * kBlockTokens + position % kBlockTokens) * row_;
+  // Position `position` of one layer's K (which 0) or V (1), every kv head.
+  uint8_t* slot(const Sequence& s, int64_t layer, int64_t which, int64_t position) const {
+    uint8_t* block = s.blocks[static_cast<size_t>(position / kBlockTokens)].get();
+    return block + ((layer * 2 + which) * kBlockTokens + position % kBlockTokens) * row_bytes_;
   }
 
   kv_cache_config c_;
-  int64_t row_;             // kv_heads * head_dim
-  int64_t block_elements_;  // halves per block
-  const std::vector<float>& table_;
+  int64_t head_bytes_;   // one kv head's head_dim values, stored
+  int64_t row_bytes_;    // kv_heads of them: one position of one layer's K (or V)
+  int64_t block_bytes_;  // layers * 2 * kBlockTokens rows
   int64_t blocks_owned_ = 0;
-  std::vector<std::unique_ptr<uint16_t[]>> free_;
+  std::vector<std::unique_ptr<uint8_t[]>> free_;
   std::unordered_map<int64_t, Sequence> sequences_;
 };
 
 harness_status create(const kv_cache_config& config, std::unique_ptr<kv_abi::Cache>* cache) {
-  cache->reset(new Fp16Cache(config));
+  cache->reset(new ReducedPrecisionCache(config));
   return HARNESS_STATUS_OK;
 }
 
 }  // namespace
 
-KV_CACHE_EXPORT_ABI(KV_CACHE_FORMAT_FP16, create)
+KV_CACHE_EXPORT_ABI(Storage::kFormat, create)
