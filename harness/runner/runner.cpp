@@ -14,6 +14,8 @@
 #include "harness/runner/failure_verdict.h"
 #include "harness/runner/process_executor.h"
 #include "harness/runner/worker_executor.h"
+#include "harness/sandbox/memory_limit.h"
+#include "harness/sandbox/sandbox.h"
 
 namespace harness {
 
@@ -106,6 +108,11 @@ void run_one_case(const RunSettings& settings, const PlannedEntry& entry, const 
     const FailureVerdict failure = verdict_of_failure(std::current_exception());
     result.verdict = failure.verdict;
     result.message = failure.message;
+    const uint64_t limit = applied_address_space_limit(entry.device->kind == "cuda");
+    if (auto out_of_memory = memory_limit_failure(result.verdict, result.message, limit)) {
+      result.verdict = Verdict::memory_limit;
+      result.message = *out_of_memory;
+    }
   }
   // Both may hold the submission's bytes; the results must stay valid JSON.
   result.message = sanitized_utf8(result.message);

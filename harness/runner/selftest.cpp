@@ -38,6 +38,12 @@ std::vector<SelftestFinding> evaluate_selftest(const RunResults& results) {
         }
         f.ok = x.every_case ? in_suite > 0 && refused == in_suite : refused > 0;
       }
+      if (x.verdict == Verdict::memory_limit && applied_address_space_limit(e.device != "cpu") == 0) {
+        // No address-space limit in this build or run (sandbox.h): nothing
+        // can run out of it.
+        f.ok = true;
+        f.observed += " (not judged: no address-space limit applies in this build or run)";
+      }
       if (x.verdict == Verdict::understated_memory && !memory_witness_meaningful()) {
         // This build cannot give that verdict (see memory_witness.h): say so
         // rather than blame the exploit or the defence.

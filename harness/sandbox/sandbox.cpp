@@ -49,6 +49,16 @@ SandboxSettings& settings_store() {
 void configure_sandbox(const SandboxSettings& settings) { settings_store() = settings; }
 const SandboxSettings& sandbox_settings() { return settings_store(); }
 
+uint64_t applied_address_space_limit(bool cuda_worker) {
+  // CUDA reserves far more address space than it uses (unified addressing),
+  // and AddressSanitizer reserves terabytes of shadow: RLIMIT_AS would stop
+  // both before any submission code runs.
+  if (cuda_worker || kAddressSanitizer) return 0;
+  const auto disabled = disabled_sandbox_parts();
+  if (std::find(disabled.begin(), disabled.end(), "rlimits") != disabled.end()) return 0;
+  return sandbox_settings().memory_limit_bytes;
+}
+
 uint64_t parse_memory_size(const std::string& text) {
   if (text == "none" || text == "0") return 0;
   size_t digits = 0;
@@ -88,10 +98,7 @@ PreparedSandbox::PreparedSandbox(const SandboxRequest& request) : parts_(std::ma
   const SandboxSettings& settings = sandbox_settings();
 
   parts_->limits_on = !off("rlimits");
-  // CUDA reserves far more address space than it uses (unified addressing),
-  // and AddressSanitizer reserves terabytes of shadow: RLIMIT_AS would stop
-  // both before any submission code runs.
-  if (!request.cuda && !kAddressSanitizer) parts_->limits.address_space_bytes = settings.memory_limit_bytes;
+  parts_->limits.address_space_bytes = applied_address_space_limit(request.cuda);
   parts_->limits.file_size_bytes = settings.file_size_limit_bytes;
   if (request.may_start_processes && ::getuid() != 0) {
     parts_->limits.processes = processes_of_this_user() + kExtraProcesses;

@@ -50,6 +50,11 @@ struct SandboxSettings {
 void configure_sandbox(const SandboxSettings& settings);
 const SandboxSettings& sandbox_settings();
 
+// The address-space limit a worker of this kind gets in this build and run,
+// in bytes; 0 where none applies (CUDA workers, AddressSanitizer builds,
+// --memory-limit none, rlimits switched off).
+uint64_t applied_address_space_limit(bool cuda_worker);
+
 // "8G", "512M", "1073741824", "none" (no limit) -> bytes; throws UsageError.
 uint64_t parse_memory_size(const std::string& text);
 

@@ -14,6 +14,7 @@
 
 #include "harness/core/error.h"
 #include "harness/core/files.h"
+#include "harness/results/results_json.h"
 #include "harness/sandbox/landlock_ruleset.h"
 #include "harness/sandbox/sandbox.h"
 #include "support/test_support.h"
@@ -235,6 +236,27 @@ TEST(Sandbox, TheMemoryLimitBoundsAWorkersAddressSpace) {
   EXPECT_EQ(on.verdict, Verdict::pass) << on.message;
   EXPECT_TRUE(contains(on.worker_output, "exploit allocate: refused: malloc")) << on.worker_output;
   EXPECT_TRUE(contains(off.worker_output, "allocated 4294967296 bytes")) << off.worker_output;
+}
+
+// Exploit cpu-exploit-memory-hog asks for 2 GiB per call here: past a 1 GiB
+// limit the allocation fails and the case is memory_limit, named as such;
+// without the limit it is granted (untouched) and the case passes.
+TEST(Sandbox, AnAllocationPastTheMemoryLimitIsAMemoryLimitVerdictWithoutTheLimitItPasses) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer builds set no address-space limit (ASan reserves terabytes)";
+#endif
+  testing::TempFolder folder;
+  const std::string options = "run softmax_topk -s cpu-exploit-memory-hog --with-mutants --device cpu -q --seed 3 --case " +
+                              kCase + " --memory-limit 1G -o ";
+  const std::string bytes = "HARNESS_EXPLOIT_BYTES=" + std::to_string(2ull << 30);
+  const auto on = testing::run_cli(options + folder.path("on.json"), bytes);
+  const auto off = testing::run_cli(options + folder.path("off.json"), bytes + " HARNESS_SANDBOX_DISABLE=rlimits");
+  const CaseResult limited = case_of(entry_of(load_results(folder.path("on.json")), "cpu-exploit-memory-hog"), kCase);
+  const CaseResult unlimited = case_of(entry_of(load_results(folder.path("off.json")), "cpu-exploit-memory-hog"), kCase);
+  EXPECT_EQ(limited.verdict, Verdict::memory_limit) << limited.message << on.output;
+  EXPECT_TRUE(contains(limited.message, "std::bad_alloc")) << limited.message;
+  EXPECT_TRUE(contains(limited.message, "address-space limit of 1 GiB (--memory-limit)")) << limited.message;
+  EXPECT_EQ(unlimited.verdict, Verdict::pass) << unlimited.message << off.output;
 }
 
 TEST(Sandbox, TheCliRunsContainedWorkersWhicheverFdsItStartsWithAndSaysSoInTheResults) {

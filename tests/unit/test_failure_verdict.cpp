@@ -13,6 +13,7 @@
 #include "harness/ipc/channel.h"
 #include "harness/ipc/protocol.h"
 #include "harness/runner/failure_verdict.h"
+#include "harness/sandbox/memory_limit.h"
 
 namespace harness {
 namespace {
@@ -93,6 +94,33 @@ TEST(FailureVerdict, ARemovalThatFailsOnAFolderIsNoUntrustedInputByItself) {
   }
   std::filesystem::remove_all(folder);
   EXPECT_EQ(f.verdict, Verdict::harness_error);
+}
+
+}  // namespace
+}  // namespace harness
+
+namespace harness {
+namespace {
+
+// What a worker says as an allocation fails under its limit decides between
+// memory_limit and the verdict it had; a KV cache refusing an append past
+// its budget (out_of_memory, its contract) is not it.
+TEST(MemoryLimitVerdict, AnAllocationFailureUnderALimitIsMemoryLimit) {
+  const uint64_t limit = 8ull << 30;
+  const auto crash = memory_limit_failure(
+      Verdict::crash, "the worker died of signal 6; its last output: terminate called after throwing an instance of 'std::bad_alloc'", limit);
+  ASSERT_TRUE(crash.has_value());
+  EXPECT_NE(crash->find("address-space limit of 8 GiB (--memory-limit)"), std::string::npos) << *crash;
+  EXPECT_TRUE(memory_limit_failure(Verdict::error, "Traceback ...\nMemoryError: Unable to allocate 16.0 GiB", limit));
+  EXPECT_TRUE(memory_limit_failure(Verdict::error, "mmap: Cannot allocate memory", limit));
+}
+
+TEST(MemoryLimitVerdict, NotWithoutALimitNorForOtherFailuresNorABudgetRefusal) {
+  const std::string bad_alloc = "softmax_topk_run returned status 1 (error): std::bad_alloc";
+  EXPECT_FALSE(memory_limit_failure(Verdict::error, bad_alloc, 0));
+  EXPECT_FALSE(memory_limit_failure(Verdict::wrong_answer, bad_alloc, 8ull << 30));
+  EXPECT_FALSE(memory_limit_failure(Verdict::pass, bad_alloc, 8ull << 30));
+  EXPECT_FALSE(memory_limit_failure(Verdict::error, "append returned status 3 (out_of_memory): the budget is spent", 8ull << 30));
 }
 
 }  // namespace
