@@ -164,11 +164,33 @@ protocol::CallReply CaseContext::call(const std::string& op, const nlohmann::jso
   return reply;
 }
 
-int64_t CaseContext::witness_memory(const std::string& what, int64_t claimed, std::optional<int64_t> baseline) {
-  if (!baseline) return 0;
+CaseContext::MemoryBaseline CaseContext::memory_baseline() {
+  MemoryBaseline baseline;
+  baseline.resident = executor_.resident_bytes();
+  const DeviceMemoryReading device = executor_.device_memory();
+  baseline.device = device.bytes;
+  if (!device.bytes && device_.kind == "cuda") result_.metrics["device_memory_witness"] = "none: " + device.why_not;
+  return baseline;
+}
+
+void CaseContext::witness_device_memory(const MemoryBaseline& baseline) {
+  if (!baseline.device) return;
+  const DeviceMemoryReading now = executor_.device_memory();
+  if (!now.bytes) {
+    result_.metrics["device_memory_witness"] = "none: " + now.why_not;
+    return;
+  }
+  auto& witnessed = result_.metrics["witnessed_device_memory_bytes"];
+  const int64_t growth = *now.bytes - *baseline.device;
+  if (!witnessed.is_number() || witnessed.get<int64_t>() < growth) witnessed = growth;
+}
+
+int64_t CaseContext::witness_memory(const std::string& what, int64_t claimed, const MemoryBaseline& baseline) {
+  witness_device_memory(baseline);
+  if (!baseline.resident) return 0;
   const std::optional<int64_t> now = executor_.resident_bytes();
   if (!now) return 0;
-  const MemoryJudgement j = judge_memory(claimed, *baseline, *now);
+  const MemoryJudgement j = judge_memory(claimed, *baseline.resident, *now);
   auto& witnessed = result_.metrics["witnessed_memory_bytes"];
   if (!witnessed.is_number() || witnessed.get<int64_t>() < j.witnessed) witnessed = j.witnessed;
   if (j.understated) fail(Verdict::understated_memory, fmt::format("{}: {}", what, j.message));

@@ -75,15 +75,23 @@ class CaseContext {
   const TimingResult& time(const std::string& op, const nlohmann::json& scalars,
                            const std::vector<std::vector<Binding>>& sets, const FreshInputs& fresh = {});
 
-  // The memory witness (harness/witness/memory_witness.h): the worker's
-  // anonymous resident memory now, nullopt where there is none. A driver
-  // takes a baseline before the work, then calls witness_memory() where the
-  // submission reports what it holds: the case fails understated_memory
-  // when the growth since the baseline is far above the claim. Returns the
-  // growth less the allowance (0 without a witness): memory scores take a
-  // claim as at least that.
-  std::optional<int64_t> resident_bytes() { return executor_.resident_bytes(); }
-  int64_t witness_memory(const std::string& what, int64_t claimed, std::optional<int64_t> baseline);
+  // The memory witnesses. On the CPU (harness/witness/memory_witness.h) the
+  // worker's anonymous resident memory; on a GPU (device_memory.h) the
+  // device memory the driver says the worker uses. A driver takes a
+  // baseline before the work, then calls witness_memory() where the
+  // submission reports what it holds. On the CPU the case fails
+  // understated_memory when the growth since the baseline is far above the
+  // claim, and the growth less the allowance is returned (0 without a
+  // witness): memory scores take a claim as at least that. On a GPU the
+  // growth is reported beside the claim (metrics witnessed_device_memory_bytes,
+  // or device_memory_witness saying why there is none) and not yet judged:
+  // the allowance a CUDA context and allocator need has not been measured.
+  struct MemoryBaseline {
+    std::optional<int64_t> resident;
+    std::optional<int64_t> device;
+  };
+  MemoryBaseline memory_baseline();
+  int64_t witness_memory(const std::string& what, int64_t claimed, const MemoryBaseline& baseline);
 
   nlohmann::json& metrics() { return result_.metrics; }
   [[noreturn]] void fail(Verdict verdict, const std::string& message) const;
@@ -93,6 +101,7 @@ class CaseContext {
     const SharedTensor* tensor;
     std::vector<unsigned char> bytes;
   };
+  void witness_device_memory(const MemoryBaseline& baseline);
   void prepare(const std::vector<Binding>& bindings, std::vector<Snapshot>& snapshots);
   void check_status(int32_t status, const std::string& message, const std::string& op) const;
   void check_integrity(const std::vector<Binding>& bindings, const std::vector<Snapshot>& snapshots,

@@ -14,6 +14,7 @@
 
 #include "harness/ipc/protocol.h"
 #include "harness/memory/shared_tensor.h"
+#include "harness/witness/device_memory.h"
 
 namespace harness {
 
@@ -51,6 +52,10 @@ class Executor {
   // read by the harness (harness/witness/memory_witness.h); nullopt where
   // there is no such witness (in-process controls, a device's memory).
   virtual std::optional<int64_t> resident_bytes() { return std::nullopt; }
+  // What the submission's worker holds on its GPU now, read by the harness
+  // from the driver (harness/witness/device_memory.h); no reading, and why,
+  // where there is none.
+  virtual DeviceMemoryReading device_memory() { return {std::nullopt, "not a GPU worker"}; }
 };
 
 }  // namespace harness

@@ -91,6 +91,12 @@ std::optional<int64_t> WorkerExecutor::resident_bytes() {
   return resident_anonymous_bytes(process_->pid());
 }
 
+DeviceMemoryReading WorkerExecutor::device_memory() {
+  if (target_.device_kind != "cuda") return {std::nullopt, "not a GPU worker"};
+  if (!process_) return {std::nullopt, "no worker running"};
+  return device_memory_of_process(process_->pid(), static_cast<unsigned>(target_.device_index));
+}
+
 std::string WorkerExecutor::drain_output(size_t max_bytes) { return log_.drain(max_bytes); }
 
 void WorkerExecutor::worker_lost(Verdict verdict, const std::string& what, const std::string& how) {

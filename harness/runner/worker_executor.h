@@ -42,6 +42,7 @@ class WorkerExecutor : public Executor {
   // The worker's RssAnon on the CPU; nullopt for a CUDA worker, whose
   // memory of interest is on the device, and while no worker runs.
   std::optional<int64_t> resident_bytes() override;
+  DeviceMemoryReading device_memory() override;
 
   // Number of worker processes started so far (tests check restarts).
   int starts() const { return starts_; }

@@ -12,9 +12,9 @@
 // slack, the worker's message buffers, a thread pool's stacks) is the
 // verdict understated_memory.
 //
-// On a GPU the memory in use on the device is only known from inside the
-// worker (cudaMemGetInfo), i.e. the worker's word; the harness does not
-// judge it there (see docs/ARCHITECTURE.md).
+// On a GPU the device memory the worker uses is read from the driver
+// (device_memory.h) and reported beside the claim, not judged (see
+// docs/ARCHITECTURE.md).
 #pragma once
 
 #include <sys/types.h>

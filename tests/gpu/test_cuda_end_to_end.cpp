@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/device/device_info.h"
+#include "harness/results/results_json.h"
 #include "support/test_support.h"
 
 namespace harness {
@@ -36,6 +37,27 @@ TEST(Gpu, SelftestCatchesEveryCudaMutant) {
   testing::TempFolder tmp;
   const auto r = testing::run_cli("selftest --device cuda -o " + tmp.path("selftest.json"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// The device-memory witness (harness/witness/device_memory.h) sees what our
+// CUDA cache holds: the driver's figure for the worker grows by at least
+// the bytes the cache reports in use (a cache's device buffer is allocated
+// before it reports), and it is recorded, not judged.
+TEST(Gpu, TheDeviceMemoryWitnessSeesTheCacheOnTheGpu) {
+  REQUIRE_CUDA_DEVICE();
+  testing::TempFolder tmp;
+  const std::string out = tmp.path("witness.json");
+  const auto r = testing::run_cli("run kv_cache -s cuda-fast --device cuda --suite correctness --seed 1 -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  size_t witnessed = 0;
+  for (const auto& c : testing::entry_of(load_results(out), "cuda-fast").cases) {
+    EXPECT_FALSE(c.metrics.contains("device_memory_witness")) << c.id << ": " << c.metrics["device_memory_witness"];
+    if (!c.metrics.contains("witnessed_device_memory_bytes")) continue;
+    ++witnessed;
+    EXPECT_GE(c.metrics["witnessed_device_memory_bytes"].get<int64_t>(), c.metrics.value("bytes_at_peak", int64_t{0}))
+        << c.id << ": " << c.metrics.dump();
+  }
+  EXPECT_GT(witnessed, 0u);
 }
 
 }  // namespace

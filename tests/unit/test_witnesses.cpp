@@ -10,6 +10,7 @@
 
 #include "harness/results/results.h"
 #include "harness/runner/case_context.h"
+#include "harness/witness/device_memory.h"
 #include "harness/witness/memory_witness.h"
 #include "harness/witness/timing_witness.h"
 
@@ -110,6 +111,20 @@ TEST(ByteModel, StateTheCallMustReadMakesTheCaseCold) {
   // Judged on the bound tensors alone (the rule before), it was never cold,
   // so no speed was impossible.
   EXPECT_FALSE(judged_cold(set_bytes, 2, ByteModel{}, llc));
+}
+
+}  // namespace
+}  // namespace harness
+
+namespace harness {
+namespace {
+
+// Without a GPU driver, or for a process that is not on a GPU (this test),
+// there is no device-memory reading, and the reason says which.
+TEST(DeviceMemoryWitness, AProcessNotOnAGpuHasNoReadingAndSaysWhy) {
+  const DeviceMemoryReading reading = device_memory_of_process(::getpid(), 0);
+  EXPECT_FALSE(reading.bytes.has_value());
+  EXPECT_FALSE(reading.why_not.empty());
 }
 
 }  // namespace

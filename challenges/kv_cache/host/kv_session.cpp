@@ -67,7 +67,7 @@ void KvSession::start() {
   }
   ctx_.metrics()["format"] = format_;
   last_op_ = "create";
-  resident_before_create_ = ctx_.resident_bytes();
+  resident_before_create_ = ctx_.memory_baseline();
   ctx_.call("create", {{"layers", config_.layers}, {"query_heads", config_.q_heads}, {"kv_heads", config_.kv_heads},
                        {"head_dim", config_.head_dim}, {"max_sequences", config_.max_sequences},
                        {"max_tokens", config_.max_tokens}, {"memory_budget", config_.budget}},

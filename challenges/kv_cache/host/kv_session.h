@@ -88,7 +88,7 @@ class KvSession {
   double scores_scale_;
   int32_t format_ = 0;
   int64_t empty_bytes_ = 0;
-  std::optional<int64_t> resident_before_create_;  // the memory witness's baseline
+  harness::CaseContext::MemoryBaseline resident_before_create_;  // the memory witnesses' baseline
   int64_t most_reported_ = 0;                      // the largest bytes_in_use so far
   int64_t step_ = 0;
   std::string last_op_;

@@ -69,7 +69,7 @@ class LayerNormChallenge : public harness::Challenge {
     // The memory witness: what the worker holds after a forward, beyond what
     // it held before the first, is state kept for the backward whether or
     // not it was declared.
-    const std::optional<int64_t> resident_before = ctx.resident_bytes();
+    const harness::CaseContext::MemoryBaseline resident_before = ctx.memory_baseline();
     forward.check = [c, tolerances, saved_bytes, resident_before, &ctx](const harness::HostTensors& in,
                                                                          const harness::TensorViews& t) {
       const int64_t held = std::max(
