@@ -202,7 +202,17 @@ void row_softmax_topk(const float* x, int64_t vocab, int64_t k, float m, float* 
 #endif
   std::vector<std::vector<Cand>> lists;
   for (int64_t begin = 0; begin < vocab; begin += chunk) {
-    std::vector<Cand> list = chunk_topk(x, begin, std::min(vocab, begin + chunk), k);
+    const int64_t end = std::min(vocab, begin + chunk);
+#ifdef MUTANT_CHUNK_LISTS_SIZED_FOR_SPREAD
+    // Bug: each chunk's list is sized for its share of the winners, four
+    // times over plus 8 "for safety", as if the top k were spread over the
+    // row: right for every random row (a chunk holding more than that is a
+    // one-in-10^10 event), wrong when the winners crowd one chunk.
+    const int64_t kept = std::min(k, (4 * k * (end - begin) + vocab - 1) / vocab + 8);
+#else
+    const int64_t kept = k;
+#endif
+    std::vector<Cand> list = chunk_topk(x, begin, end, kept);
     if (!list.empty()) lists.push_back(std::move(list));
   }
   const std::vector<Cand> winners = merge_lists(lists, k);
