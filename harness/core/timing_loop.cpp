@@ -49,9 +49,7 @@ protocol::TimeReply run_timing_loop(size_t set_count, const std::function<TimedC
 
   const int64_t measure_start = monotonic_ns();
   double measured_ns = 0;
-  double last_median = -1;
-  int settled_checks = 0;
-  const size_t check_every = std::max<size_t>(n, 10);
+  TimingStopRule stop(policy, n);
   while (true) {
     const TimedCall c = call((index + reply.device_ns.size()) % n);
     if (c.status != 0) {
@@ -63,22 +61,28 @@ protocol::TimeReply run_timing_loop(size_t set_count, const std::function<TimedC
     measured_ns += c.device_ns;
     const size_t count = reply.device_ns.size();
     const double elapsed_ms = static_cast<double>(monotonic_ns() - measure_start) / 1e6;
-    // The time budget ends the loop, but never before kMinimumSamples: a
-    // median of a few calls says nothing about noise.
     if (round_open()) continue;
-    if (count >= policy.max_samples) break;
-    if (elapsed_ms >= policy.max_ms && count >= kMinimumSamples) break;
-    // Every set must have been timed at least once after its last poisoning.
-    const bool enough = count >= std::max({policy.min_samples, n, kMinimumSamples}) && measured_ns / 1e6 >= policy.min_ms;
-    if (count % check_every == 0) {
-      const double median = running_median(reply.device_ns);
-      const bool steady = last_median > 0 && std::fabs(median - last_median) <= policy.settle_tolerance * median;
-      settled_checks = steady ? settled_checks + 1 : 0;
-      last_median = median;
-    }
-    if (enough && settled_checks >= 2) break;
+    if (stop.done(reply.device_ns, measured_ns, elapsed_ms, count % stop.check_every() == 0)) break;
   }
   return reply;
+}
+
+bool TimingStopRule::done(const std::vector<double>& device_ns, double measured_ns, double elapsed_ms,
+                          bool check_median) {
+  const size_t count = device_ns.size();
+  // The time budget ends the loop, but never before kMinimumSamples: a
+  // median of a few calls says nothing about noise.
+  if (count >= policy_.max_samples) return true;
+  if (elapsed_ms >= policy_.max_ms && count >= kMinimumSamples) return true;
+  // Every set must have been timed at least once after its last poisoning.
+  const bool enough = count >= std::max({policy_.min_samples, sets_, kMinimumSamples}) && measured_ns / 1e6 >= policy_.min_ms;
+  if (check_median) {
+    const double median = running_median(device_ns);
+    const bool steady = last_median_ > 0 && std::fabs(median - last_median_) <= policy_.settle_tolerance * median;
+    settled_checks_ = steady ? settled_checks_ + 1 : 0;
+    last_median_ = median;
+  }
+  return enough && settled_checks_ >= 2;
 }
 
 protocol::TimeReply run_timing_batch(size_t set_count, const std::function<TimedCall(size_t)>& call,

@@ -8,7 +8,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <functional>
+#include <vector>
 
 #include "harness/ipc/protocol.h"
 
@@ -38,5 +40,26 @@ protocol::TimeReply run_timing_batch(size_t set_count, const std::function<Timed
 // The fewest timed calls behind any median: `harness gate` compares timings
 // with a rank test that needs at least this many on each side.
 inline constexpr size_t kMinimumSamples = 5;
+
+// When timed calls may stop, by the policy: at max_samples; at max_ms once
+// kMinimumSamples are in; or once enough samples (min_samples, every set,
+// kMinimumSamples) and min_ms of measured time are in and the median has held
+// within settle_tolerance at two checks in a row. One rule for the loop above
+// and for WorkerExecutor's batches.
+class TimingStopRule {
+ public:
+  TimingStopRule(const protocol::TimingPolicy& policy, size_t set_count) : policy_(policy), sets_(set_count) {}
+  // The calls a median is checked after: every set, and at least 10.
+  size_t check_every() const { return std::max<size_t>(sets_, 10); }
+  // After new samples: `measured_ns` their sum, `elapsed_ms` since timing
+  // began; `check_median` where a median check falls due.
+  bool done(const std::vector<double>& device_ns, double measured_ns, double elapsed_ms, bool check_median);
+
+ private:
+  const protocol::TimingPolicy& policy_;
+  size_t sets_;
+  double last_median_ = -1;
+  int settled_checks_ = 0;
+};
 
 }  // namespace harness

@@ -321,13 +321,11 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
   // the same rules as run_timing_loop, checked between batches.
   const int64_t measure_start = monotonic_ns();
   double measured_ns = 0;
-  double last_median = -1;
-  int settled_checks = 0;
-  const size_t check_every = std::max<size_t>(n, 10);
+  TimingStopRule stop(policy, n);
   while (true) {
     const size_t count = total.device_ns.size();
     const double left_ns = policy.max_ms * 1e6 - static_cast<double>(monotonic_ns() - measure_start);
-    size_t size = std::max(check_every, static_cast<size_t>(std::ceil(kBatchTargetNs / std::max(per_call_ns, 1.0))));
+    size_t size = std::max(stop.check_every(), static_cast<size_t>(std::ceil(kBatchTargetNs / std::max(per_call_ns, 1.0))));
     size = std::min(size, static_cast<size_t>(std::ceil(std::max(left_ns, 0.0) / std::max(per_call_ns, 1.0))));
     size = std::max(size, count < kMinimumSamples ? kMinimumSamples - count : size_t{1});
     size = std::min(size, policy.max_samples - std::min(count, policy.max_samples));
@@ -335,16 +333,8 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
     if (!run_calls(0, size)) return total;
     per_call_ns = last_batch_ns / static_cast<double>(last_batch_calls);
     for (size_t i = count; i < total.device_ns.size(); ++i) measured_ns += total.device_ns[i];
-    const size_t now = total.device_ns.size();
     const double elapsed_ms = static_cast<double>(monotonic_ns() - measure_start) / 1e6;
-    if (now >= policy.max_samples) break;
-    if (elapsed_ms >= policy.max_ms && now >= kMinimumSamples) break;
-    const bool enough = now >= std::max({policy.min_samples, n, kMinimumSamples}) && measured_ns / 1e6 >= policy.min_ms;
-    const double median_now = median(total.device_ns);
-    const bool steady = last_median > 0 && std::fabs(median_now - last_median) <= policy.settle_tolerance * median_now;
-    settled_checks = steady ? settled_checks + 1 : 0;
-    last_median = median_now;
-    if (enough && settled_checks >= 2) break;
+    if (stop.done(total.device_ns, measured_ns, elapsed_ms, true)) break;
   }
   return total;
 }
