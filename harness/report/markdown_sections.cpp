@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <utility>
 
 #include "harness/report/format.h"
 #include "harness/report/markdown_helpers.h"
@@ -264,6 +266,57 @@ void completeness(std::string& out, const Group& g) {
   }
   if (lines.empty()) return;
   out += "#### Completeness\n\n" + lines + "\n";
+}
+
+namespace {
+
+// The largest value of `metric` over an entry's cases, and the case; none
+// when no case holds it.
+std::optional<std::pair<double, std::string>> largest(const EntryResult& e, const std::string& metric) {
+  std::optional<std::pair<double, std::string>> best;
+  for (const auto& c : e.cases) {
+    if (!c.metrics.contains(metric) || !c.metrics[metric].is_number()) continue;
+    const double value = c.metrics[metric].get<double>();
+    if (!best || value > best->first) best = std::make_pair(value, c.id);
+  }
+  return best;
+}
+
+std::string bytes_cell(const std::optional<std::pair<double, std::string>>& value) {
+  return value ? fmt::format("{} (`{}`)", format_bytes(value->first), value->second) : "-";
+}
+
+}  // namespace
+
+void memory(std::string& out, const Group& g) {
+  const std::string claim = report_settings(g.challenge).value("memory_claim_metric", "");
+  if (claim.empty()) return;
+  std::string rows;
+  for (const auto* e : g.ranked) {
+    const auto claimed = largest(*e, claim);
+    const auto host = largest(*e, "witnessed_memory_bytes");
+    const auto device = largest(*e, "witnessed_device_memory_bytes");
+    std::string device_cell = bytes_cell(device);
+    if (!device) {
+      for (const auto& c : e->cases) {
+        if (!c.metrics.contains("device_memory_witness")) continue;
+        device_cell = markdown_cell(c.metrics["device_memory_witness"].get<std::string>(), 80);
+        break;
+      }
+    }
+    if (!claimed && !host && !device && device_cell == "-") continue;
+    rows += fmt::format("| {} | {} | {} | {} |\n", markdown_cell(e->submission.name), bytes_cell(claimed), bytes_cell(host),
+                        device_cell);
+  }
+  if (rows.empty()) return;
+  out += fmt::format("#### Memory: claimed and witnessed\n\n"
+                     "The most each submission reported (`{}`) beside the most the harness saw it hold beyond its "
+                     "baseline: the worker's anonymous resident memory on the host (the harness's shared tensors, "
+                     "a declared saved state among them, are not in it; pages reserved but never touched are not "
+                     "either), and on a GPU the device memory the driver reports for it (recorded, not judged). "
+                     "A host figure far above the claim is `understated_memory`.\n\n| Submission | Claimed | Witnessed on the host | Witnessed on the device |\n"
+                     "|---|---|---|---|\n{}\n",
+                     claim, rows);
 }
 
 void mutants(std::string& out, const Group& g) {

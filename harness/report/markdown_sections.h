@@ -27,6 +27,11 @@ void completeness(std::string& out, const Group& g);
 // challenge's challenge.json, e.g. kv_cache's bytes in use through churn).
 void series(std::string& out, const Group& g);
 void mutants(std::string& out, const Group& g);
+// What each submission said it holds beside what the harness saw it hold:
+// the challenge's claim metric ("memory_claim_metric" in challenge.json's
+// report settings) and the memory witnesses (witnessed_memory_bytes on the
+// host, witnessed_device_memory_bytes on a GPU, or why there is no reading).
+void memory(std::string& out, const Group& g);
 // Each peer's median beside each submission's on the same perf cases
 // ("3.2x" = that many times faster than the peer).
 void peers(std::string& out, const Group& g);

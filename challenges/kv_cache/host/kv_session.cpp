@@ -250,6 +250,7 @@ int64_t KvSession::check_bytes() {
   // leaked while reported free) shows. The memory score takes the cache at
   // its word only up to what the witness allows.
   most_reported_ = std::max(most_reported_, bytes);
+  metrics["most_bytes_in_use"] = most_reported_;
   const int64_t held = std::max(bytes, ctx_.witness_memory(where() + ", the most kv_cache_bytes_in_use reported so far",
                                                            most_reported_, resident_before_create_));
   // Memory efficiency at the fullest moment of the workload.

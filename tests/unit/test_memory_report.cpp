@@ -1,0 +1,64 @@
+// The report sets what a submission claims to hold beside what the harness
+// saw it hold: on the host, and on a GPU the driver's figure or why there is
+// none.
+#include <gtest/gtest.h>
+
+#include "harness/report/markdown_report.h"
+#include "harness/scoring/scoring.h"
+
+namespace harness {
+namespace {
+
+EntryResult kv_entry(const std::string& name, const std::string& device, const nlohmann::json& metrics) {
+  EntryResult e;
+  e.challenge = "kv_cache";
+  e.device = device;
+  e.submission.name = name;
+  e.submission.role = "submission";
+  e.build.status = "ok";
+  CaseResult c;
+  c.id = "edge.churn.l2.h4x4.d64";
+  c.suite = Suite::edge;
+  c.metrics = metrics;
+  e.cases.push_back(c);
+  return e;
+}
+
+// Every memory section of the report (one per challenge and device).
+std::string memory_sections(const RunResults& r) {
+  const std::string markdown = render_markdown(r);
+  std::string sections;
+  for (size_t start = markdown.find("#### Memory: claimed and witnessed"); start != std::string::npos;
+       start = markdown.find("#### Memory: claimed and witnessed", start + 1)) {
+    sections += markdown.substr(start, markdown.find("\n\n", markdown.find("| Submission", start)) - start) + "\n";
+  }
+  return sections;
+}
+
+TEST(MemoryReport, TheClaimStandsBesideWhatTheHarnessSaw) {
+  RunResults r;
+  r.run.complete = true;
+  r.entries.push_back(kv_entry("honest", "cpu", {{"most_bytes_in_use", 2 << 20}, {"witnessed_memory_bytes", 3 << 20}}));
+  r.entries.push_back(kv_entry("on-gpu", "cuda:0", {{"most_bytes_in_use", 1 << 20},
+                                                     {"device_memory_witness", "none: NVML not loadable"}}));
+  score_results(r);
+  const std::string section = memory_sections(r);
+  EXPECT_NE(section.find("| honest | 2.0 MiB (`edge.churn.l2.h4x4.d64`) | 3.0 MiB (`edge.churn.l2.h4x4.d64`) | - |"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find("| on-gpu | 1.0 MiB (`edge.churn.l2.h4x4.d64`) | - | none: NVML not loadable |"), std::string::npos)
+      << section;
+}
+
+TEST(MemoryReport, AChallengeWithoutAMemoryClaimHasNoSection) {
+  RunResults r;
+  r.run.complete = true;
+  EntryResult e = kv_entry("topk", "cpu", {{"witnessed_memory_bytes", 1}});
+  e.challenge = "softmax_topk";
+  r.entries.push_back(e);
+  score_results(r);
+  EXPECT_EQ(memory_sections(r), "");
+}
+
+}  // namespace
+}  // namespace harness
