@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "harness/core/error.h"
+#include "harness/core/rng.h"
 
 namespace harness {
 
@@ -59,6 +60,24 @@ std::string prefixed(const StatelessCase& c, const OpStep& step, const std::stri
   return c.steps.size() > 1 ? step.op + ": " + message : message;
 }
 
+// A perf case without a refresh could be answered from memory in every
+// round but the first; one that refreshes what an earlier op read would
+// leave that op's results (layernorm's saved state) stale.
+void check_refresh(const StatelessCase& c) {
+  HARNESS_CHECK(c.refresh && !c.refreshed.empty(), "a timed op ({}) needs a refresh of its inputs between rounds",
+                c.steps[c.timed_step].op);
+  for (const std::string& name : c.refreshed) {
+    HARNESS_CHECK(std::find(c.generated.begin(), c.generated.end(), name) != c.generated.end(),
+                  "refreshed tensor '{}' is not a generated input", name);
+    for (size_t i = 0; i < c.timed_step; ++i) {
+      for (const auto& [argument, access] : c.steps[i].arguments) {
+        HARNESS_CHECK(argument != name, "refreshed tensor '{}' is read by {}, which runs before the timed {}", name,
+                      c.steps[i].op, c.steps[c.timed_step].op);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void merge_worst_metrics(nlohmann::json& worst, const nlohmann::json& update) {
@@ -85,6 +104,7 @@ void run_stateless_case(CaseContext& ctx, const StatelessCase& c) {
     timed_bytes += static_cast<double>(it->bytes());
   }
   const size_t set_count = ctx.timing_wanted() ? ctx.timing_sets(timed_bytes) : 2;
+  if (ctx.timing_wanted()) check_refresh(c);
   // Perf cases call the ops before the timed one here, checked; the timed
   // op's first calls are the timing's warm-up, and every set is checked
   // after the timing (a checked call beforehand would only repeat, at the
@@ -133,7 +153,14 @@ void run_stateless_case(CaseContext& ctx, const StatelessCase& c) {
   const OpStep& timed = c.steps[c.timed_step];
   std::vector<std::vector<Binding>> timed_bindings;
   for (const auto& set : sets) timed_bindings.push_back(bindings(set, timed));
-  ctx.time(timed.op, timed.scalars, timed_bindings);
+  uint64_t round = 0;
+  ctx.time(timed.op, timed.scalars, timed_bindings, [&] {
+    ++round;
+    for (size_t s = 0; s < sets.size(); ++s) {
+      c.refresh(derive_seed(ctx.input_seed(s), fmt::format("refresh/{}", round)), sets[s].inputs);
+      for (const std::string& name : c.refreshed) sets[s].shared.at(name)->copy_from(sets[s].inputs.at(name));
+    }
+  });
   check_not_stale(timed, "timed repetitions: input set 2");
   for (size_t s = 0; s < sets.size(); ++s) {
     check(timed, sets[s], fmt::format("timed repetitions, input set {} of {}: ", s + 1, sets.size()));

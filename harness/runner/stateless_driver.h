@@ -10,7 +10,9 @@
 //      inputs is a cached answer (stale_output);
 //   2. for perf cases, more input sets (together beyond the device's cache),
 //      the ops before the timed one on each, timed calls of the timed op
-//      rotating through them, then a check of every set's outputs.
+//      rotating through them in rounds, every set refreshed before each
+//      round but the first (StatelessCase::refresh), then a check of every
+//      set's outputs against its inputs as they are at the end.
 #pragma once
 
 #include <functional>
@@ -51,6 +53,14 @@ struct StatelessCase {
   std::function<void(uint64_t seed, HostTensors& inputs)> generate;
   std::vector<OpStep> steps;          // run in this order on every set
   size_t timed_step = 0;              // perf cases: the op that is timed
+  // Perf cases: changes the timed op's inputs between rounds of timed calls,
+  // in place and cheaply, so that the right answer of every row changes:
+  // an answer remembered from an earlier round (by address or by content,
+  // then a spin to look plausible) is then wrong for the inputs it is
+  // given. Only the tensors named in `refreshed` may change, and no op
+  // before the timed one may read them (its results would go stale).
+  std::function<void(uint64_t seed, HostTensors& inputs)> refresh;
+  std::vector<std::string> refreshed;
 };
 
 void run_stateless_case(CaseContext& ctx, const StatelessCase& c);

@@ -26,7 +26,8 @@
 // What it cannot see: a forger claiming at most kWitnessMargin times less
 // than it took (plus the stated allowances), or spending real time to look
 // slower than it is (an answer replayed from memory, then a spin): that
-// time is real, and only fresh inputs per timed call would expose it.
+// time is real; the fresh inputs of every round of timed calls
+// (FreshInputs) expose it instead.
 #pragma once
 
 #include <cstddef>

@@ -190,5 +190,57 @@ TEST(LayerNormChecker, DxFromCancellingTermsIsJudgedAtTheScaleOfTheTerms) {
   EXPECT_NE(wrong_report.message.find("S = max(max|ref|, max rstd*|dy*gamma|)"), std::string::npos) << wrong_report.message;
 }
 
+// The refresh between rounds of timed calls (StatelessCase::refresh): two
+// elements of each row trade places, so the row's statistics (and the saved
+// state of a forward) still fit, and the answer from before the refresh is
+// wrong in every row: y where x was refreshed, dx where dy was.
+TEST(LayerNormChecker, ARefreshMakesTheAnswerFromBeforeWrongInEveryRow) {
+  const LnCase c{16, 256, Data::normal, 0, 1e-5f};
+  const Answer before(c);
+  const auto dim = static_cast<size_t>(c.dim);
+  auto refreshed = [&](bool of_x, uint64_t seed) {
+    Answer after = before;
+    swap_two_in_each_row(c, seed, of_x ? after.x.data() : after.dy.data());
+    const auto& challenge = harness::find_challenge("layernorm_backward");
+    const harness::TensorSpec xs{"x", harness::DType::f32, {c.rows, c.dim}}, vs{"v", harness::DType::f32, {c.dim}};
+    const nlohmann::json scalars = {{"rows", c.rows}, {"dim", c.dim}, {"eps", c.eps}};
+    std::vector<float> saved(after.saved.size());
+    challenge.solve("forward", scalars,
+                    {{"x", {&xs, after.x.data()}}, {"gamma", {&vs, after.gamma.data()}}, {"beta", {&vs, after.beta.data()}}},
+                    {{"y", after.y.data()}, {"saved", saved.data()}});
+    EXPECT_EQ(saved, before.saved) << "the row statistics moved";
+    challenge.solve("backward", scalars,
+                    {{"dy", {&xs, after.dy.data()}}, {"x", {&xs, after.x.data()}}, {"gamma", {&vs, after.gamma.data()}}},
+                    {{"dx", after.dx.data()}, {"dgamma", after.dgamma.data()}, {"dbeta", after.dbeta.data()}});
+    return after;
+  };
+  // In every row, some element off by over ten times the tolerance at the
+  // row's largest value.
+  auto wrong_in_every_row = [&](const std::vector<float>& remembered, const std::vector<float>& right, double tol) {
+    for (size_t r = 0; r < static_cast<size_t>(c.rows); ++r) {
+      double largest = 0, off = 0;
+      for (size_t j = r * dim; j < (r + 1) * dim; ++j) {
+        largest = std::max(largest, std::abs(double{right[j]}));
+        off = std::max(off, std::abs(double{remembered[j]} - right[j]));
+      }
+      if (off <= 10 * tol * (1 + largest)) return false;
+    }
+    return true;
+  };
+  for (uint64_t seed : {1, 2, 3}) {
+    const Answer x_swapped = refreshed(true, seed);
+    EXPECT_EQ(x_swapped.saved, before.saved);
+    EXPECT_TRUE(wrong_in_every_row(before.y, x_swapped.y, kTolerances.at("y").rtol)) << seed;
+    EXPECT_FALSE(check_forward(c, x_swapped.x.data(), x_swapped.gamma.data(), x_swapped.beta.data(), before.y.data(),
+                               kTolerances).ok);
+    EXPECT_TRUE(x_swapped.forward().ok) << x_swapped.forward().message;
+    const Answer dy_swapped = refreshed(false, seed);
+    EXPECT_TRUE(wrong_in_every_row(before.dx, dy_swapped.dx, kTolerances.at("dx").rtol)) << seed;
+    EXPECT_FALSE(check_backward(c, dy_swapped.dy.data(), dy_swapped.x.data(), dy_swapped.gamma.data(), before.dx.data(),
+                                before.dgamma.data(), before.dbeta.data(), kTolerances).ok);
+    EXPECT_TRUE(dy_swapped.backward().ok) << dy_swapped.backward().message;
+  }
+}
+
 }  // namespace
 }  // namespace layernorm

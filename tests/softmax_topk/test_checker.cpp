@@ -3,6 +3,7 @@
 // between float32 rounding and bf16 rounding.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -129,6 +130,40 @@ TEST(SoftmaxTopkChecker, MaskedWinnersMustHaveProbabilityZero) {
   EXPECT_TRUE(a.check().ok) << a.check().message;
   a.probs[2] = 1e-6f;
   EXPECT_FALSE(a.check().ok);
+}
+
+// The refresh between rounds of timed calls (StatelessCase::refresh): the
+// row keeps its values, so its probabilities; its top index moves, so an
+// answer remembered from before the refresh fails in every row.
+TEST(SoftmaxTopkChecker, ARefreshMakesTheAnswerFromBeforeWrongInEveryRow) {
+  const TopkCase c{8, 4096, 8, Data::normal, 0};
+  const Answer before = solved(c);
+  for (uint64_t seed : {1, 2, 3}) {
+    Answer after = before;
+    move_each_row_maximum(c, seed, after.logits.data());
+    for (int64_t r = 0; r < c.rows; ++r) {
+      const auto row = static_cast<size_t>(r * c.vocab), vocab = static_cast<size_t>(c.vocab);
+      std::vector<float> a(before.logits.begin() + row, before.logits.begin() + row + vocab);
+      std::vector<float> b(after.logits.begin() + row, after.logits.begin() + row + vocab);
+      EXPECT_EQ(std::count_if(a.begin(), a.end(), [&, j = size_t{0}](float v) mutable { return v != b[j++]; }), 2);
+      std::sort(a.begin(), a.end()), std::sort(b.begin(), b.end());
+      EXPECT_EQ(a, b) << "row " << r << " lost or gained a value";
+      // The remembered answer, for this row alone.
+      const TopkCase one{1, c.vocab, c.k, c.data, 0};
+      const auto report = check_answer(one, after.logits.data() + row, before.probs.data() + r * c.k,
+                                       before.indices.data() + r * c.k, Tolerance{});
+      EXPECT_FALSE(report.ok) << "seed " << seed << " row " << r;
+    }
+    const Answer fresh = [&] {
+      Answer a = after;
+      harness::TensorSpec spec{"logits", harness::DType::f32, {c.rows, c.vocab}};
+      harness::find_challenge("softmax_topk")
+          .solve("softmax_topk", {{"rows", c.rows}, {"vocab", c.vocab}, {"k", c.k}}, {{"logits", {&spec, a.logits.data()}}},
+                 {{"probs", a.probs.data()}, {"indices", a.indices.data()}});
+      return a;
+    }();
+    EXPECT_TRUE(fresh.check().ok) << fresh.check().message;
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "harness/core/error.h"
 #include "harness/core/rng.h"
 #include "harness/runner/case_context.h"
 #include "harness/runner/stateless_driver.h"
@@ -108,6 +109,11 @@ struct Fixture {
       return r;
     };
     op.steps = {step};
+    // Every answer changes: y = 2x of the new x.
+    op.refresh = [](uint64_t seed, HostTensors& in) {
+      for (size_t i = 0; i < 16; ++i) in.at("x").as<float>()[i] += static_cast<float>(1 + seed % 3);
+    };
+    op.refreshed = {"x"};
     return op;
   }
 
@@ -350,15 +356,20 @@ TEST(StatelessDriver, SetsAreCountedByTheTimedOpsTensorsSoTheCaseIsCold) {
   };
   StatelessCase op;
   op.tensors = {TensorSpec{"a", DType::f32, {256 * 1024}}, TensorSpec{"s", DType::f32, {16 * 1024}},
-                TensorSpec{"z", DType::f32, {16 * 1024}}};
-  op.generated = {"a"};
-  op.generate = [](uint64_t, HostTensors& in) { std::memset(in.at("a").raw(), 0, in.at("a").bytes()); };
+                TensorSpec{"z", DType::f32, {16 * 1024}}, TensorSpec{"b", DType::f32, {1}}};
+  op.generated = {"a", "b"};
+  op.generate = [](uint64_t, HostTensors& in) {
+    std::memset(in.at("a").raw(), 0, in.at("a").bytes());
+    std::memset(in.at("b").raw(), 0, in.at("b").bytes());
+  };
+  op.refresh = [](uint64_t, HostTensors& in) { in.at("b").as<float>()[0] += 1; };
+  op.refreshed = {"b"};
   OpStep fill;
   fill.op = "fill";
   fill.arguments = {{"a", Access::in}, {"s", Access::opaque}};
   OpStep copy;
   copy.op = "copy";
-  copy.arguments = {{"s", Access::in}, {"z", Access::out}};
+  copy.arguments = {{"s", Access::in}, {"z", Access::out}, {"b", Access::in}};
   op.steps = {fill, copy};
   op.timed_step = 1;
   CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result);
@@ -456,6 +467,62 @@ TEST(FreshInputs, AnInputChangedDuringARoundIsCaughtAtTheNextRound) {
   const auto v = verdict_of([&] { t.answers_current_inputs(true); });
   EXPECT_EQ(v.verdict(), Verdict::input_modified) << v.message();
   EXPECT_NE(v.message().find("round 1, input set 2 of 2"), std::string::npos) << v.message();
+}
+
+// The same exploit on a pure function (softmax_topk's
+// cpu-exploit-replay-spin): the driver's timed calls rotate through sets
+// whose inputs stay put unless the case refreshes them between rounds.
+struct StatelessReplay {
+  Fixture f{Suite::perf};
+  std::map<const void*, std::vector<float>> remembered;
+
+  StatelessReplay() {
+    f.executor.rounds = 3;
+    f.executor.behaviour = [this](const std::vector<Binding>& t, int) {
+      auto it = remembered.find(t[0].tensor->raw());
+      if (it == remembered.end()) {
+        write_double(t);
+        const float* y = t[1].tensor->as<float>();
+        it = remembered.emplace(t[0].tensor->raw(), std::vector<float>(y, y + t[1].tensor->elements())).first;
+      }
+      std::memcpy(t[1].tensor->raw(), it->second.data(), it->second.size() * sizeof(float));
+      return HARNESS_STATUS_OK;
+    };
+  }
+};
+
+TEST(StatelessDriver, AnAnswerRememberedByAddressPassesWhenNothingIsRefreshed) {
+  StatelessReplay r;
+  StatelessCase op = r.f.doubling_op();
+  op.refresh = [](uint64_t, HostTensors&) {};
+  CaseContext ctx(r.f.spec, r.f.settings, r.f.executor, r.f.device, r.f.result);
+  EXPECT_NO_THROW(run_stateless_case(ctx, op));
+}
+
+TEST(StatelessDriver, RefreshedInputsBetweenRoundsMakeARememberedAnswerWrong) {
+  StatelessReplay r;
+  const auto v = verdict_of([&] { r.f.run_driver(); });
+  EXPECT_EQ(v.verdict(), Verdict::wrong_answer) << v.message();
+  EXPECT_NE(v.message().find("timed repetitions"), std::string::npos) << v.message();
+}
+
+TEST(StatelessDriver, APerfCaseMustRefreshOnlyWhatNoEarlierOpRead) {
+  Fixture f(Suite::perf);
+  std::vector<float> latest;
+  f.executor.behaviour = [&](const std::vector<Binding>& t, int) { return two_step_behaviour(t, false, latest); };
+  StatelessCase op = two_step_op();
+  op.timed_step = 1;
+  CaseContext without(f.spec, f.settings, f.executor, f.device, f.result);
+  EXPECT_THROW(run_stateless_case(without, op), HarnessError);
+  op.refresh = [](uint64_t, HostTensors&) {};
+  op.refreshed = {"x"};  // "save" read it: its state would go stale
+  CaseContext stale(f.spec, f.settings, f.executor, f.device, f.result);
+  try {
+    run_stateless_case(stale, op);
+    ADD_FAILURE() << "refreshing what an earlier op read was accepted";
+  } catch (const HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find("read by save"), std::string::npos) << e.what();
+  }
 }
 
 TEST(StatelessDriver, MetricsKeepTheWorstValue) {

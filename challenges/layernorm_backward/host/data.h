@@ -12,4 +12,12 @@ namespace layernorm {
 // gives the same values on any number of threads.
 void generate_inputs(const LnCase& c, uint64_t seed, float* x, float* gamma, float* beta, float* dy);
 
+// Refreshes x or dy [rows, dim] between rounds of timed calls: in every row
+// two elements, drawn from `seed`, trade places. A row's statistics stay as
+// they were, so the saved state of a forward still fits x; the outputs at
+// those two columns (y; dx, and dgamma, dbeta summed over rows) change, so
+// an answer remembered from before is wrong in every row of two or more
+// distinct values.
+void swap_two_in_each_row(const LnCase& c, uint64_t seed, float* rows);
+
 }  // namespace layernorm

@@ -96,4 +96,19 @@ void generate_logits(const TopkCase& c, uint64_t seed, float* logits) {
   });
 }
 
+void move_each_row_maximum(const TopkCase& c, uint64_t seed, float* logits) {
+  if (c.vocab < 2) return;
+  const auto vocab = static_cast<size_t>(c.vocab);
+  harness::parallel_for(static_cast<size_t>(c.rows), [&](size_t begin, size_t end) {
+    for (size_t r = begin; r < end; ++r) {
+      float* row = logits + r * vocab;
+      const size_t top = static_cast<size_t>(std::max_element(row, row + vocab) - row);
+      harness::Rng rng(harness::derive_seed(seed, r));
+      size_t other = rng.below(vocab - 1);
+      if (other >= top) ++other;
+      std::swap(row[top], row[other]);
+    }
+  });
+}
+
 }  // namespace softmax_topk

@@ -12,4 +12,10 @@ namespace softmax_topk {
 // gives the same logits on any number of threads.
 void generate_logits(const TopkCase& c, uint64_t seed, float* logits);
 
+// Refreshes logits between rounds of timed calls: in every row the largest
+// logit trades places with another, drawn from `seed`. The row's values
+// (so its probabilities) stay as they were, its top index moves: an answer
+// remembered from before is wrong in every row of two or more columns.
+void move_each_row_maximum(const TopkCase& c, uint64_t seed, float* logits);
+
 }  // namespace softmax_topk

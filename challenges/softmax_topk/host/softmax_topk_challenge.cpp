@@ -35,6 +35,10 @@ class SoftmaxTopkChallenge : public harness::Challenge {
     op.generate = [c](uint64_t seed, harness::HostTensors& inputs) {
       generate_logits(c, seed, inputs.at("logits").as<float>());
     };
+    op.refresh = [c](uint64_t seed, harness::HostTensors& inputs) {
+      move_each_row_maximum(c, seed, inputs.at("logits").as<float>());
+    };
+    op.refreshed = {"logits"};
     harness::OpStep step;
     step.op = "softmax_topk";
     step.scalars = {{"rows", c.rows}, {"vocab", c.vocab}, {"k", c.k}};
