@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <random>
 
 #include "harness/core/clock.h"
 #include "harness/core/error.h"
@@ -69,6 +70,12 @@ bool judged_cold(double set_bytes, size_t sets, const ByteModel& bytes, uint64_t
 }
 
 uint64_t CaseContext::input_seed(size_t set) const { return derive_seed(result_.seed, set); }
+
+size_t CaseContext::secret_index(size_t n) {
+  HARNESS_CHECK(n > 0, "a secret index below 0");
+  if (!secret_) secret_.emplace((uint64_t{std::random_device{}()} << 32) ^ std::random_device{}());
+  return static_cast<size_t>(secret_->below(n));
+}
 
 uint64_t CaseContext::guard_seed() const { return derive_seed(result_.seed, "guard-bands"); }
 
@@ -256,11 +263,10 @@ const TimingResult& CaseContext::time(const std::string& op, const nlohmann::jso
   if (fresh) {
     fresh_and_checked = [&] {
       for (size_t s = 0; s < sets.size(); ++s) {
-        // Outputs are not required here: a process submission's are read
-        // back only once the timing ends.
+        // Every executor has the round's outputs in the tensors by now (a
+        // process submission's are read back before each new round).
         check_integrity(sets[s], snapshots[s],
-                        fmt::format("timed repetitions of {}, round {}, input set {} of {}", op, round, s + 1, sets.size()),
-                        false);
+                        fmt::format("timed repetitions of {}, round {}, input set {} of {}", op, round, s + 1, sets.size()));
       }
       fresh();
       for (size_t s = 0; s < sets.size(); ++s) prepare(sets[s], snapshots[s]);

@@ -8,9 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "harness/core/rng.h"
 #include "harness/device/device_info.h"
 #include "harness/results/results.h"
 #include "harness/runner/case_spec.h"
@@ -26,6 +28,10 @@ namespace harness {
 // replayed from memory is judged against what the call had to read.
 bool judged_cold(double set_bytes, size_t sets, const ByteModel& bytes, uint64_t cache_bytes);
 
+// Rows (or sequences) of every input set that a driver checks between
+// rounds of timed calls (a spot check, beside the full check at the end).
+inline constexpr size_t kSpotCheckedRows = 2;
+
 class CaseContext {
  public:
   CaseContext(const CaseSpec& spec, const RunSettings& settings, Executor& executor,
@@ -39,6 +45,11 @@ class CaseContext {
   const DeviceInfo& device() const { return device_; }
   // Seed of input set `set` of this case (set 0 and 1 are the checked calls).
   uint64_t input_seed(size_t set) const;
+  // An index below `n` that no submission can foresee: drawn from the
+  // system's entropy, not from the printed seed, which a worker can read off
+  // the harness's command line. For spot checks of rows between rounds of
+  // timed calls: which rows is never part of what a case reproduces.
+  size_t secret_index(size_t n);
   // True for perf cases: drivers then call time() after their checked calls.
   bool timing_wanted() const { return spec_.suite == Suite::perf; }
   // How many input sets to rotate through so that together they exceed
@@ -66,12 +77,15 @@ class CaseContext {
   // afterwards. Records the timing, bandwidth, roofline and its fraction in the
   // case's result. The driver still checks the values of every set.
   //
-  // `fresh` (stateful ops: a cache's queries) rewrites every set's inputs
-  // with values never given before; the executor then calls the sets in
-  // whole rounds with new inputs before each (FreshInputs), so a remembered
-  // answer has nothing to match. Between rounds the guards and inputs are
-  // checked and the inputs snapshotted again. The driver checks each set
-  // against the inputs it holds at the end.
+  // `fresh` checks the round just timed and rewrites every set's inputs with
+  // values never given before; the executor then calls the sets in whole
+  // rounds with new inputs before each (FreshInputs), so a remembered answer
+  // has nothing to match. Between rounds the guards and inputs are checked,
+  // every output must have been written, and `fresh` runs: the driver checks
+  // some rows of each set's outputs (a spot check: an answer replayed in any
+  // round fails there, not only in the last) and gives new inputs, which are
+  // then snapshotted again. The driver checks each set fully against the
+  // inputs it holds at the end.
   const TimingResult& time(const std::string& op, const nlohmann::json& scalars,
                            const std::vector<std::vector<Binding>>& sets, const FreshInputs& fresh = {});
 
@@ -121,6 +135,7 @@ class CaseContext {
   CaseResult& result_;
   ByteModel bytes_;
   std::vector<std::unique_ptr<SharedTensor>> tensors_;
+  std::optional<Rng> secret_;
 };
 
 }  // namespace harness

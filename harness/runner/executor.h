@@ -23,12 +23,14 @@ struct Binding {
   protocol::Access access = protocol::Access::in;
 };
 
-// Gives every input set of a timing new inputs, never given before (a
-// stateful op's fresh queries: a cache that remembers answers then has
-// nothing to replay). An executor given one calls the sets in whole rounds
-// (each set once, in order), calls it before every round but the first, and
-// ends the timing after a whole round, so each set's outputs answer its
-// current inputs. Empty: the sets keep their inputs.
+// Checks the round just timed and gives every input set of a timing new
+// inputs, never given before (a cache's fresh queries, a stateless case's
+// refresh: code that remembers answers then has nothing to replay). An
+// executor given one calls the sets in whole rounds (each set once, in
+// order), has the round's outputs in the sets' tensors and calls it before
+// every round but the first, and ends the timing after a whole round, so
+// each set's outputs answer its current inputs. Empty: the sets keep their
+// inputs.
 using FreshInputs = std::function<void()>;
 
 class Executor {

@@ -299,7 +299,10 @@ protocol::TimeReply ProcessExecutor::time(const std::string& op, const json& sca
   };
   std::function<void()> new_round;
   if (fresh) {
+    // The round's outputs are read back first: `fresh` checks them before
+    // it gives new inputs.
     new_round = [&] {
+      for (size_t s = 0; s < sets.size(); ++s) read_outputs(sets[s], fmt::format("timed{}", s), what);
       fresh();
       write_inputs();
     };

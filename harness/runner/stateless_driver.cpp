@@ -61,10 +61,13 @@ std::string prefixed(const StatelessCase& c, const OpStep& step, const std::stri
 }
 
 // A perf case without a refresh could be answered from memory in every
-// round but the first; one that refreshes what an earlier op read would
-// leave that op's results (layernorm's saved state) stale.
+// round but the first, and without a row check in every round but the
+// last; one that refreshes what an earlier op read would leave that op's
+// results (layernorm's saved state) stale.
 void check_refresh(const StatelessCase& c) {
   HARNESS_CHECK(c.refresh && !c.refreshed.empty(), "a timed op ({}) needs a refresh of its inputs between rounds",
+                c.steps[c.timed_step].op);
+  HARNESS_CHECK(c.check_row && c.rows > 0, "a timed op ({}) needs a check of its rows between rounds",
                 c.steps[c.timed_step].op);
   for (const std::string& name : c.refreshed) {
     HARNESS_CHECK(std::find(c.generated.begin(), c.generated.end(), name) != c.generated.end(),
@@ -157,6 +160,16 @@ void run_stateless_case(CaseContext& ctx, const StatelessCase& c) {
   ctx.time(timed.op, timed.scalars, timed_bindings, [&] {
     ++round;
     for (size_t s = 0; s < sets.size(); ++s) {
+      for (size_t i = 0; i < kSpotCheckedRows; ++i) {
+        const auto row = static_cast<int64_t>(ctx.secret_index(static_cast<size_t>(c.rows)));
+        const CheckReport report = c.check_row(sets[s].inputs, sets[s].views, row);
+        merge_worst_metrics(ctx.metrics(), report.metrics);
+        if (!report.ok) {
+          ctx.fail(Verdict::wrong_answer, prefixed(c, timed, fmt::format("timed repetitions, round {}, input set {} of {}, "
+                                                                          "row {} (a spot check between rounds): {}",
+                                                                          round, s + 1, sets.size(), row, report.message)));
+        }
+      }
       c.refresh(derive_seed(ctx.input_seed(s), fmt::format("refresh/{}", round)), sets[s].inputs);
       for (const std::string& name : c.refreshed) sets[s].shared.at(name)->copy_from(sets[s].inputs.at(name));
     }

@@ -10,9 +10,11 @@
 //      inputs is a cached answer (stale_output);
 //   2. for perf cases, more input sets (together beyond the device's cache),
 //      the ops before the timed one on each, timed calls of the timed op
-//      rotating through them in rounds, every set refreshed before each
-//      round but the first (StatelessCase::refresh), then a check of every
-//      set's outputs against its inputs as they are at the end.
+//      rotating through them in rounds; between rounds some rows of every
+//      set's outputs are checked (StatelessCase::check_row, rows no
+//      submission can foresee) and every set refreshed
+//      (StatelessCase::refresh); at the end a check of every set's outputs
+//      against its inputs as they are then.
 #pragma once
 
 #include <functional>
@@ -61,7 +63,15 @@ struct StatelessCase {
   // before the timed one may read them (its results would go stale).
   std::function<void(uint64_t seed, HostTensors& inputs)> refresh;
   std::vector<std::string> refreshed;
+  // Perf cases: checks row `row` (below `rows`) of the timed op's outputs
+  // against the inputs, with the tolerances of the full check, after every
+  // round of timed calls but the last (which the full check covers). An
+  // answer replayed in some rounds only, or work skipped in them, fails in
+  // such a round instead of going unseen unless the last round was one.
+  std::function<CheckReport(const HostTensors& inputs, const TensorViews& tensors, int64_t row)> check_row;
+  int64_t rows = 0;
 };
+
 
 void run_stateless_case(CaseContext& ctx, const StatelessCase& c);
 

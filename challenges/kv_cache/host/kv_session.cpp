@@ -285,7 +285,10 @@ void KvSession::time_decode() {
   // The cache itself is far beyond any cache: two sets of queries suffice
   // to change the inputs between calls, and each round of timed calls gets
   // queries never seen before (fresh_queries), so a cache that remembers
-  // its answers, by address or by content, has nothing to replay.
+  // its answers, by address or by content, has nothing to replay. Before
+  // that, some sequences of the round just timed are checked (sequences no
+  // submission can foresee), so that a replay in any round fails, not only
+  // one in the last.
   const size_t set_count = 2;
   std::vector<harness::SharedTensor*> qs, outs;
   std::vector<std::vector<harness::Binding>> sets;
@@ -295,7 +298,17 @@ void KvSession::time_decode() {
     sets.push_back({{qs.back(), Access::in}, {outs.back(), Access::out}});
   }
   int64_t round = 0;
+  const int64_t row = static_cast<int64_t>(config_.q_heads) * config_.head_dim;
   auto fresh_queries = [&] {
+    for (size_t s = 0; s < set_count && round > 0; ++s) {
+      for (size_t i = 0; i < harness::kSpotCheckedRows; ++i) {
+        const size_t b = ctx_.secret_index(batch.size());
+        check_attention(0, {batch[b]}, qs[s]->as<float>() + static_cast<int64_t>(b) * row,
+                        outs[s]->as<float>() + static_cast<int64_t>(b) * row,
+                        fmt::format("timed repetitions, round {}, input set {} of {}, sequence {} (a spot check between "
+                                    "rounds)", round, s + 1, set_count, batch[b].sequence));
+      }
+    }
     for (size_t s = 0; s < set_count; ++s) {
       fill(qs[s]->as<float>(), rows, config_.q_heads,
            harness::derive_seed(ctx_.input_seed(s), fmt::format("decode-q/{}", round)), scores_scale_);

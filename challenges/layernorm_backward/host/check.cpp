@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "harness/core/error.h"
 #include "harness/core/parallel.h"
 #include "layernorm_backward/layernorm_reference.h"
 
@@ -155,6 +156,18 @@ harness::CheckReport check_backward(const LnCase& c, const float* dy, const floa
   compare(report, "dgamma", dgamma, dgamma_ref, {c.dim}, tolerances, nullptr, &dgamma_conditioning);
   compare(report, "dbeta", dbeta, dbeta_ref, {c.dim}, tolerances);
   return report;
+}
+
+harness::CheckReport check_dx_row(const LnCase& c, const float* dy, const float* x, const float* gamma, const float* dx,
+                                  const Tolerances& tolerances) {
+  HARNESS_CHECK(c.rows == 1, "check_dx_row of {} rows", c.rows);
+  const auto dim = static_cast<size_t>(c.dim);
+  const std::vector<double> dy64 = widen(dy, dim), x64 = widen(x, dim), gamma64 = widen(gamma, dim);
+  std::vector<double> dx64(dim), dgamma64(dim, 0.0), dbeta64(dim, 0.0);
+  reference::layernorm_backward(dy64.data(), x64.data(), gamma64.data(), 1, c.dim, c.eps, dx64.data(), dgamma64.data(),
+                                dbeta64.data());
+  const std::vector<float> dgamma(dgamma64.begin(), dgamma64.end()), dbeta(dbeta64.begin(), dbeta64.end());
+  return check_backward(c, dy, x, gamma, dx, dgamma.data(), dbeta.data(), tolerances);
 }
 
 }  // namespace layernorm

@@ -19,4 +19,10 @@ harness::CheckReport check_forward(const LnCase& c, const float* x, const float*
 harness::CheckReport check_backward(const LnCase& c, const float* dy, const float* x, const float* gamma, const float* dx,
                                     const float* dgamma, const float* dbeta, const Tolerances& tolerances);
 
+// dx of one row (c.rows == 1) alone, as check_backward judges it: a row's
+// dgamma and dbeta are only its share of sums over every row, so the row's
+// own are taken from the reference.
+harness::CheckReport check_dx_row(const LnCase& c, const float* dy, const float* x, const float* gamma, const float* dx,
+                                  const Tolerances& tolerances);
+
 }  // namespace layernorm

@@ -97,6 +97,18 @@ class LayerNormChallenge : public harness::Challenge {
       swap_two_in_each_row(c, seed, in.at(refreshed).as<float>());
     };
     op.refreshed = {refreshed};
+    op.rows = c.rows;
+    op.check_row = [c, tolerances](const harness::HostTensors& in, const harness::TensorViews& t, int64_t row) {
+      LnCase one = c;
+      one.rows = 1;
+      const int64_t at = row * c.dim;
+      if (c.ops == Ops::forward) {
+        return check_forward(one, in.at("x").as<float>() + at, in.at("gamma").as<float>(), in.at("beta").as<float>(),
+                             t.at("y").as<float>() + at, tolerances);
+      }
+      return check_dx_row(one, in.at("dy").as<float>() + at, in.at("x").as<float>() + at, in.at("gamma").as<float>(),
+                          t.at("dx").as<float>() + at, tolerances);
+    };
     harness::run_stateless_case(ctx, op);
   }
 

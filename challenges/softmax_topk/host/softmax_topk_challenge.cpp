@@ -39,6 +39,13 @@ class SoftmaxTopkChallenge : public harness::Challenge {
       move_each_row_maximum(c, seed, inputs.at("logits").as<float>());
     };
     op.refreshed = {"logits"};
+    op.rows = c.rows;
+    op.check_row = [c, tolerance](const harness::HostTensors& inputs, const harness::TensorViews& tensors, int64_t row) {
+      TopkCase one = c;
+      one.rows = 1;
+      return check_answer(one, inputs.at("logits").as<float>() + row * c.vocab, tensors.at("probs").as<float>() + row * c.k,
+                          tensors.at("indices").as<int32_t>() + row * c.k, tolerance);
+    };
     harness::OpStep step;
     step.op = "softmax_topk";
     step.scalars = {{"rows", c.rows}, {"vocab", c.vocab}, {"k", c.k}};
