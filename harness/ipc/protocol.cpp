@@ -40,13 +40,14 @@ void from_json(const json& j, TimingPolicy& p) {
 }
 
 void to_json(json& j, const TimingBatch& b) {
-  j = json{{"warmup", b.warmup}, {"calls", b.calls}, {"first_set", b.first_set}};
+  j = json{{"warmup", b.warmup}, {"calls", b.calls}, {"first_set", b.first_set}, {"outputs_poisoned", b.outputs_poisoned}};
 }
 
 void from_json(const json& j, TimingBatch& b) {
   j.at("warmup").get_to(b.warmup);
   j.at("calls").get_to(b.calls);
   j.at("first_set").get_to(b.first_set);
+  j.at("outputs_poisoned").get_to(b.outputs_poisoned);
 }
 
 void to_json(json& j, const Fault& f) {

@@ -55,6 +55,10 @@ struct TimingBatch {
   size_t warmup = 0;
   size_t calls = 0;
   size_t first_set = 0;
+  // The harness poisoned every set's outputs just before this request (a
+  // round of fresh inputs: each set called once): the worker need not
+  // poison them again before a set's first call in it.
+  bool outputs_poisoned = false;
 };
 
 struct Fault {

@@ -253,7 +253,10 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
   // witness, harness/witness/timing_witness.h). False when the submission
   // returned an error status.
   auto run_batch = [&](size_t warmup, size_t calls) {
-    const protocol::TimingBatch batch{warmup, calls, next_set};
+    // With fresh inputs every request is one round on outputs the harness
+    // has just poisoned (CaseContext::time): the worker's own poisoning
+    // would only add time the witness must then allow for.
+    const protocol::TimingBatch batch{warmup, calls, next_set, static_cast<bool>(fresh)};
     const int64_t start = monotonic_ns();
     const json body = request(json{{"type", "time"}, {"op", op}, {"scalars", scalars}, {"sets", set_list}, {"batch", batch}},
                               -1, timeout_s, what);

@@ -23,10 +23,10 @@ WitnessJudgement judge_timing(const TimingClaim& claim, const TimingWitness& wit
     j.contradicted = true;
     j.message = fmt::format(
         "the worker claims {} calls took {:.3f} ms in all (median {:.1f} us), but the harness's clock saw the request "
-        "take {:.3f} ms, of which at most {:.3f} ms is overhead ({:.0f} us per request, {:.1f} us per call, {:.3f} ms of "
-        "copies): the calls took at least {:.3f} ms, over {:.1f}x the claim",
+        "take {:.3f} ms, of which at most {:.3f} ms is overhead ({:.3f} ms for the requests, {:.1f} us per call, {:.3f} ms "
+        "of copies): the calls took at least {:.3f} ms, over {:.1f}x the claim",
         claim.calls, claim.calls_ns / 1e6, claim.median_ns / 1e3, witness.request_ns / 1e6, j.overhead_ns / 1e6,
-        witness.per_request_ns / 1e3, witness.per_call_ns / 1e3, setup / 1e6, j.left_for_calls_ns / 1e6,
+        witness.per_request_ns / 1e6, witness.per_call_ns / 1e3, setup / 1e6, j.left_for_calls_ns / 1e6,
         kWitnessMargin);
   } else if (j.floor_ns > claim.median_ns) {
     j.message = fmt::format(

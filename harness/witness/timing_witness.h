@@ -49,7 +49,7 @@ struct TimingClaim {
 struct TimingWitness {
   double request_ns = 0;        // harness clock around the request
   double per_call_ns = 0;       // stated cost between two calls (re-poisoning, bookkeeping)
-  double per_request_ns = 0;    // stated cost of one request (messages, loop start)
+  double per_request_ns = 0;    // stated cost of the requests, all of them (messages, loop start)
   double max_setup_ns = 0;      // the most the device copies may take (bytes at the slowest copy rate)
 };
 

@@ -17,6 +17,9 @@
 #include <vector>
 
 #include "abi_support.h"
+#ifdef EXPLOIT_CLOCK_PATCH
+#include "../../common/clock_patch.h"
+#endif
 
 namespace {
 
@@ -107,6 +110,11 @@ int64_t saved_bytes(int64_t rows, int64_t /*dim*/) { return rows * kDeclaredByte
 
 harness_status forward(const float* x, const float* gamma, const float* beta, int64_t rows, int64_t dim,
                        float eps, float* y, void* saved, void* /*stream*/) {
+#ifdef EXPLOIT_CLOCK_PATCH
+  // Attack: the worker's clock slowed tenfold from the first forward on, so
+  // every call it times looks ten times faster.
+  clock_patch::patch_clock_tenfold();
+#endif
   Saved* state = static_cast<Saved*>(saved);
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * dim;
