@@ -405,13 +405,11 @@ TEST(StatelessDriver, ALaterOpReadingAnotherSetsStateIsCaught) {
 // it back when called on them again (cpu-replay-attend). Timed over sets
 // whose inputs never change, it gets through; with fresh inputs every
 // round, what it hands back answers the queries of the round before.
-struct FreshTiming {
+struct AddressReplay {
   Fixture f{Suite::perf};
   std::map<const void*, std::vector<float>> remembered;
-  std::vector<SharedTensor*> xs, ys;
-  int refreshes = 0;
 
-  FreshTiming() {
+  AddressReplay() {
     f.executor.rounds = 3;
     f.executor.behaviour = [this](const std::vector<Binding>& t, int) {
       auto it = remembered.find(t[0].tensor->raw());
@@ -424,6 +422,11 @@ struct FreshTiming {
       return HARNESS_STATUS_OK;
     };
   }
+};
+
+struct FreshTiming : AddressReplay {
+  std::vector<SharedTensor*> xs, ys;
+  int refreshes = 0;
 
   // Times the op over two sets; true when every set's y is 2x at the end.
   bool answers_current_inputs(bool fresh) {
@@ -481,31 +484,19 @@ TEST(FreshInputs, AnInputChangedDuringARoundIsCaughtAtTheNextRound) {
 // The same exploit on a pure function (softmax_topk's
 // cpu-exploit-replay-spin): the driver's timed calls rotate through sets
 // whose inputs stay put unless the case refreshes them between rounds.
-struct StatelessReplay {
-  Fixture f{Suite::perf};
-  std::map<const void*, std::vector<float>> remembered;
+using StatelessReplay = AddressReplay;
 
-  StatelessReplay() {
-    f.executor.rounds = 3;
-    f.executor.behaviour = [this](const std::vector<Binding>& t, int) {
-      auto it = remembered.find(t[0].tensor->raw());
-      if (it == remembered.end()) {
-        write_double(t);
-        const float* y = t[1].tensor->as<float>();
-        it = remembered.emplace(t[0].tensor->raw(), std::vector<float>(y, y + t[1].tensor->elements())).first;
-      }
-      std::memcpy(t[1].tensor->raw(), it->second.data(), it->second.size() * sizeof(float));
-      return HARNESS_STATUS_OK;
-    };
-  }
-};
+// The doubling op with one defence taken away: the replay gets through.
+void expect_gets_through_without(StatelessReplay& r, const std::function<void(StatelessCase&)>& take_away) {
+  StatelessCase op = r.f.doubling_op();
+  take_away(op);
+  CaseContext ctx(r.f.spec, r.f.settings, r.f.executor, r.f.device, r.f.result);
+  EXPECT_NO_THROW(run_stateless_case(ctx, op));
+}
 
 TEST(StatelessDriver, AnAnswerRememberedByAddressPassesWhenNothingIsRefreshed) {
   StatelessReplay r;
-  StatelessCase op = r.f.doubling_op();
-  op.refresh = [](uint64_t, HostTensors&) {};
-  CaseContext ctx(r.f.spec, r.f.settings, r.f.executor, r.f.device, r.f.result);
-  EXPECT_NO_THROW(run_stateless_case(ctx, op));
+  expect_gets_through_without(r, [](StatelessCase& op) { op.refresh = [](uint64_t, HostTensors&) {}; });
 }
 
 TEST(StatelessDriver, RefreshedInputsBetweenRoundsMakeARememberedAnswerWrong) {
@@ -539,10 +530,9 @@ struct ReplayInOneRound : StatelessReplay {
 
 TEST(StatelessDriver, AnAnswerReplayedInOneRoundPassesWithoutRowChecksBetweenRounds) {
   ReplayInOneRound r;
-  StatelessCase op = r.f.doubling_op();
-  op.check_row = [](const HostTensors&, const TensorViews&, int64_t) { return CheckReport{}; };
-  CaseContext ctx(r.f.spec, r.f.settings, r.f.executor, r.f.device, r.f.result);
-  EXPECT_NO_THROW(run_stateless_case(ctx, op));
+  expect_gets_through_without(r, [](StatelessCase& op) {
+    op.check_row = [](const HostTensors&, const TensorViews&, int64_t) { return CheckReport{}; };
+  });
 }
 
 TEST(StatelessDriver, RowChecksBetweenRoundsCatchAnAnswerReplayedInOneRound) {
