@@ -1,11 +1,14 @@
 #include "harness/core/files.h"
 
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <array>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -63,6 +66,17 @@ std::string capture_command_output(const std::string& command) {
   if (status != 0) return "";
   while (!output.empty() && (output.back() == '\n' || output.back() == '\r')) output.pop_back();
   return output;
+}
+
+std::string memory_backed_temp_directory(unsigned long long room) {
+  const std::string fallback = std::filesystem::temp_directory_path().string();
+  if (std::getenv("TMPDIR") != nullptr) return fallback;
+  struct statfs fs {};
+  if (::statfs("/dev/shm", &fs) != 0 || fs.f_type != TMPFS_MAGIC || ::access("/dev/shm", W_OK | X_OK) != 0) {
+    return fallback;
+  }
+  const unsigned long long free_bytes = static_cast<unsigned long long>(fs.f_bavail) * static_cast<unsigned long long>(fs.f_bsize);
+  return free_bytes >= room ? "/dev/shm" : fallback;
 }
 
 }  // namespace harness

@@ -15,5 +15,11 @@ bool file_exists(const std::string& path);
 std::string executable_dir();
 // Runs a shell command and returns its stdout, or "" when it fails.
 std::string capture_command_output(const std::string& command);
+// A folder for large files rewritten often (process submissions' tensors):
+// /dev/shm when it is a memory file system with at least `room` bytes free
+// and TMPDIR is not set, otherwise the temp directory. Rewriting hundreds
+// of megabytes of inputs on a disk between timed calls left write-back
+// running under the next calls (samples up to four times the median).
+std::string memory_backed_temp_directory(unsigned long long room);
 
 }  // namespace harness

@@ -29,21 +29,32 @@ std::string worker_executable() {
   return std::string(HARNESS_BUILD_DIR) + "/harness-worker";
 }
 
-// A folder for the worker logs of this run, removed at the end.
+// Room a memory file system must have for process submissions' tensors: a
+// perf case's input sets and outputs, twice over.
+constexpr unsigned long long kTensorRoomBytes = 4ULL << 30;
+
+// The folders of this run, removed at the end: one for the worker logs, one
+// for process submissions' tensor files (in memory where it can be).
 class ScratchFolder {
  public:
   ScratchFolder() {
-    path_ = std::filesystem::temp_directory_path() / fmt::format("harness-run-{}", ::getpid());
+    const std::string name = fmt::format("harness-run-{}", ::getpid());
+    path_ = std::filesystem::temp_directory_path() / name;
+    tensors_ = std::filesystem::path(memory_backed_temp_directory(kTensorRoomBytes)) / name;
     std::filesystem::create_directories(path_);
+    std::filesystem::create_directories(tensors_);
   }
   ~ScratchFolder() {
     std::error_code ignored;
     std::filesystem::remove_all(path_, ignored);
+    std::filesystem::remove_all(tensors_, ignored);
   }
   std::string file(const std::string& name) const { return (path_ / name).string(); }
+  std::string tensor_folder(const std::string& name) const { return (tensors_ / name).string(); }
 
  private:
   std::filesystem::path path_;
+  std::filesystem::path tensors_;
 };
 
 std::unique_ptr<Executor> make_executor(const PlannedEntry& entry, const ScratchFolder& scratch) {
@@ -58,7 +69,7 @@ std::unique_ptr<Executor> make_executor(const PlannedEntry& entry, const Scratch
     target.folder = entry.folder;
     target.include_dirs = entry.include_dirs;
     target.log_path = scratch.file(stem + ".log");
-    target.scratch = scratch.file(stem + ".tensors");
+    target.scratch = scratch.tensor_folder(stem + ".tensors");
     return std::make_unique<ProcessExecutor>(std::move(target));
   }
   WorkerTarget target;
