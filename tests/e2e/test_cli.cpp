@@ -167,6 +167,7 @@ TEST(Cli, AKilledRunKeepsWhatItMeasured) {
   ::kill(pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
+  testing::remove_run_folders(pid);
   const auto partial = load_results(out);
   EXPECT_FALSE(partial.run.complete);
   ASSERT_EQ(partial.entries.size(), 1u);

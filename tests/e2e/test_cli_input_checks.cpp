@@ -160,6 +160,7 @@ TEST(CliInput, ARunKilledBeforeItsFirstCaseLeavesNoOlderResultsBehind) {
   ::kill(pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
+  testing::remove_run_folders(pid);
   ASSERT_TRUE(first_seen.has_value()) << "the run never wrote its own header";
   EXPECT_FALSE(first_seen->run.complete);
   EXPECT_TRUE(first_seen->entries.empty()) << "written only after a case finished";

@@ -27,6 +27,13 @@ CommandResult run_shell(const std::string& command) {
   return result;
 }
 
+void remove_run_folders(int pid) {
+  const std::string name = "harness-run-" + std::to_string(pid);
+  std::error_code ignored;
+  std::filesystem::remove_all(std::filesystem::temp_directory_path() / name, ignored);
+  std::filesystem::remove_all(std::filesystem::path("/dev/shm") / name, ignored);
+}
+
 CommandResult run_cli(const std::string& arguments, const std::string& environment) {
   return run_shell(environment + (environment.empty() ? "" : " ") + HARNESS_CLI + " " + arguments);
 }

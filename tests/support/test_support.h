@@ -22,6 +22,10 @@ struct CommandResult {
 CommandResult run_cli(const std::string& arguments, const std::string& environment = "");
 // Runs any shell command line.
 CommandResult run_shell(const std::string& command);
+// Removes the folders a harness run of process `pid` keeps (harness-run-<pid>
+// in the temp directory and in /dev/shm): a run killed on purpose leaves
+// them behind.
+void remove_run_folders(int pid);
 
 // A fresh folder under the system temp folder, removed by the destructor.
 class TempFolder {
