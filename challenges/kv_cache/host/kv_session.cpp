@@ -300,16 +300,15 @@ void KvSession::time_decode() {
   int64_t round = 0;
   const int64_t row = static_cast<int64_t>(config_.q_heads) * config_.head_dim;
   auto fresh_queries = [&] {
-    for (size_t s = 0; s < set_count && round > 0; ++s) {
-      for (size_t i = 0; i < harness::kSpotCheckedRows; ++i) {
+    for (size_t s = 0; s < set_count; ++s) {
+      // The round just timed (none before the first fill): some sequences checked.
+      for (size_t i = 0; round > 0 && i < harness::kSpotCheckedRows; ++i) {
         const size_t b = ctx_.secret_index(batch.size());
         check_attention(0, {batch[b]}, qs[s]->as<float>() + static_cast<int64_t>(b) * row,
                         outs[s]->as<float>() + static_cast<int64_t>(b) * row,
                         fmt::format("timed repetitions, round {}, input set {} of {}, sequence {} (a spot check between "
                                     "rounds)", round, s + 1, set_count, batch[b].sequence));
       }
-    }
-    for (size_t s = 0; s < set_count; ++s) {
       fill(qs[s]->as<float>(), rows, config_.q_heads,
            harness::derive_seed(ctx_.input_seed(s), fmt::format("decode-q/{}", round)), scores_scale_);
     }
