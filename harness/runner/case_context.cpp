@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 
 #include "harness/core/clock.h"
 #include "harness/core/error.h"
@@ -94,26 +95,20 @@ void CaseContext::fail(Verdict verdict, const std::string& message) const {
   throw VerdictException(verdict, message);
 }
 
-void CaseContext::prepare(const std::vector<Binding>& bindings, std::vector<Snapshot>& snapshots) {
-  size_t next = 0;
+void CaseContext::guard_and_poison(const std::vector<Binding>& bindings) {
   for (const Binding& b : bindings) {
     HARNESS_CHECK(b.tensor != nullptr, "a binding of op arguments has no tensor");
     b.tensor->buffer().fill_guards(guard_seed());
-    if (protocol::is_written(b.access)) {
-      fill_poison(b.tensor->raw(), b.tensor->elements(), b.tensor->spec().dtype);
-      continue;
-    }
+    if (protocol::is_written(b.access)) fill_poison(b.tensor->raw(), b.tensor->elements(), b.tensor->spec().dtype);
+  }
+}
+
+void CaseContext::prepare(const std::vector<Binding>& bindings, std::vector<Snapshot>& snapshots) {
+  guard_and_poison(bindings);
+  for (const Binding& b : bindings) {
+    if (protocol::is_written(b.access)) continue;
     const auto* bytes = static_cast<const unsigned char*>(b.tensor->raw());
-    if (next < snapshots.size()) {
-      // Between rounds of timed calls: the same tensors, taken again into
-      // the same memory rather than hundreds of megabytes freed and
-      // faulted in anew every round.
-      HARNESS_CHECK(snapshots[next].tensor == b.tensor, "snapshot {} is of another tensor", next);
-      std::memcpy(snapshots[next].bytes.data(), bytes, b.tensor->bytes());
-    } else {
-      snapshots.push_back(Snapshot{b.tensor, std::vector<unsigned char>(bytes, bytes + b.tensor->bytes())});
-    }
-    ++next;
+    snapshots.push_back(Snapshot{b.tensor, std::vector<unsigned char>(bytes, bytes + b.tensor->bytes())});
   }
 }
 
@@ -243,11 +238,11 @@ void CaseContext::judge_witness(const protocol::TimeReply& reply, double poison_
 }
 
 const TimingResult& CaseContext::time(const std::string& op, const nlohmann::json& scalars,
-                                      const std::vector<std::vector<Binding>>& sets, const FreshInputs& fresh) {
+                                      const std::vector<std::vector<Binding>>& sets, const StageInputs& fresh) {
   HARNESS_CHECK(!sets.empty(), "time() of {} without input sets", op);
   // Without fresh inputs the worker poisons the outputs before every call,
   // inside the witnessed request: the witness allows for it. With them the
-  // harness poisons every set before each round (prepare), outside it.
+  // harness poisons every set before each round, outside it.
   const double poison_ns = fresh ? 0.0 : time_poisoning(sets.front());
   std::vector<std::vector<Snapshot>> snapshots(sets.size());
   double set_bytes = 0;
@@ -271,8 +266,22 @@ const TimingResult& CaseContext::time(const std::string& op, const nlohmann::jso
         check_integrity(sets[s], snapshots[s],
                         fmt::format("timed repetitions of {}, round {}, input set {} of {}", op, round, s + 1, sets.size()));
       }
-      fresh();
-      for (size_t s = 0; s < sets.size(); ++s) prepare(sets[s], snapshots[s]);
+      InputStage stage;
+      fresh(stage);
+      // Everything else for the round before the new inputs become visible
+      // (harness/runner/input_stage.h): a worker watching its inputs gets no
+      // head start but the burst of publish().
+      std::set<const SharedTensor*> snapshotted;
+      for (size_t s = 0; s < sets.size(); ++s) {
+        guard_and_poison(sets[s]);
+        for (Snapshot& snapshot : snapshots[s]) {
+          if (stage.apply(*snapshot.tensor, snapshot.bytes.data())) snapshotted.insert(snapshot.tensor);
+        }
+      }
+      HARNESS_CHECK(snapshotted.size() == stage.staged_tensors(),
+                    "timed repetitions of {}: {} tensors staged for round {}, {} of them inputs of its sets", op,
+                    stage.staged_tensors(), round + 1, snapshotted.size());
+      stage.publish();
       ++round;
     };
   }

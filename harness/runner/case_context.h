@@ -17,6 +17,7 @@
 #include "harness/results/results.h"
 #include "harness/runner/case_spec.h"
 #include "harness/runner/executor.h"
+#include "harness/runner/input_stage.h"
 #include "harness/runner/run_settings.h"
 
 namespace harness {
@@ -77,17 +78,18 @@ class CaseContext {
   // afterwards. Records the timing, bandwidth, roofline and its fraction in the
   // case's result. The driver still checks the values of every set.
   //
-  // `fresh` checks the round just timed and rewrites every set's inputs with
+  // `fresh` checks the round just timed and stages new inputs for every set,
   // values never given before; the executor then calls the sets in whole
   // rounds with new inputs before each (FreshInputs), so a remembered answer
   // has nothing to match. Between rounds the guards and inputs are checked,
   // every output must have been written, and `fresh` runs: the driver checks
   // some rows of each set's outputs (a spot check: an answer replayed in any
-  // round fails there, not only in the last) and gives new inputs, which are
-  // then snapshotted again. The driver checks each set fully against the
-  // inputs it holds at the end.
+  // round fails there, not only in the last) and stages new inputs. The
+  // outputs are poisoned and the snapshots brought up to date before the
+  // new inputs are written, last (InputStage). The driver checks each set
+  // fully against the inputs it holds at the end.
   const TimingResult& time(const std::string& op, const nlohmann::json& scalars,
-                           const std::vector<std::vector<Binding>>& sets, const FreshInputs& fresh = {});
+                           const std::vector<std::vector<Binding>>& sets, const StageInputs& fresh = {});
 
   // The memory witnesses. On the CPU (harness/witness/memory_witness.h) the
   // worker's anonymous resident memory; on a GPU (device_memory.h) the
@@ -116,6 +118,9 @@ class CaseContext {
     std::vector<unsigned char> bytes;
   };
   void witness_device_memory(const MemoryBaseline& baseline);
+  // Guard bands filled, outputs poisoned.
+  void guard_and_poison(const std::vector<Binding>& bindings);
+  // The same, and a snapshot of every input appended to `snapshots`.
   void prepare(const std::vector<Binding>& bindings, std::vector<Snapshot>& snapshots);
   void check_status(int32_t status, const std::string& message, const std::string& op) const;
   void check_integrity(const std::vector<Binding>& bindings, const std::vector<Snapshot>& snapshots,

@@ -28,9 +28,10 @@ struct Binding {
 // refresh: code that remembers answers then has nothing to replay). An
 // executor given one calls the sets in whole rounds (each set once, in
 // order), has the round's outputs in the sets' tensors and calls it before
-// every round but the first, and ends the timing after a whole round, so
-// each set's outputs answer its current inputs. Empty: the sets keep their
-// inputs.
+// every round but the first, immediately before the round's request (the
+// new inputs are written at its very end: harness/runner/input_stage.h),
+// and ends the timing after a whole round, so each set's outputs answer its
+// current inputs. Empty: the sets keep their inputs.
 using FreshInputs = std::function<void()>;
 
 class Executor {

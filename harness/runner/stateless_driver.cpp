@@ -157,7 +157,7 @@ void run_stateless_case(CaseContext& ctx, const StatelessCase& c) {
   std::vector<std::vector<Binding>> timed_bindings;
   for (const auto& set : sets) timed_bindings.push_back(bindings(set, timed));
   uint64_t round = 0;
-  ctx.time(timed.op, timed.scalars, timed_bindings, [&] {
+  ctx.time(timed.op, timed.scalars, timed_bindings, [&](InputStage& stage) {
     ++round;
     for (size_t s = 0; s < sets.size(); ++s) {
       for (size_t i = 0; i < kSpotCheckedRows; ++i) {
@@ -171,7 +171,7 @@ void run_stateless_case(CaseContext& ctx, const StatelessCase& c) {
         }
       }
       c.refresh(derive_seed(ctx.input_seed(s), fmt::format("refresh/{}", round)), sets[s].inputs);
-      for (const std::string& name : c.refreshed) sets[s].shared.at(name)->copy_from(sets[s].inputs.at(name));
+      for (const std::string& name : c.refreshed) stage.stage(*sets[s].shared.at(name), sets[s].inputs.at(name).raw());
     }
   });
   check_not_stale(timed, "timed repetitions: input set 2");

@@ -2,10 +2,13 @@
 // driven by a fake executor that misbehaves on purpose.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
+#include <thread>
 
 #include "harness/core/error.h"
 #include "harness/core/rng.h"
@@ -438,12 +441,14 @@ struct FreshTiming : AddressReplay {
       for (int i = 0; i < 4; ++i) xs.back()->as<float>()[i] = static_cast<float>(s * 10 + i);
       sets.push_back({{xs.back(), Access::in}, {ys.back(), Access::out}});
     }
-    FreshInputs new_inputs;
+    StageInputs new_inputs;
     if (fresh) {
-      new_inputs = [this] {
+      new_inputs = [this](InputStage& stage) {
         ++refreshes;
         for (auto* x : xs) {
-          for (int i = 0; i < 4; ++i) x->as<float>()[i] += 100;
+          float next[4];
+          for (int i = 0; i < 4; ++i) next[i] = x->as<float>()[i] + 100;
+          stage.stage(*x, next);
         }
       };
     }
@@ -479,6 +484,123 @@ TEST(FreshInputs, AnInputChangedDuringARoundIsCaughtAtTheNextRound) {
   const auto v = verdict_of([&] { t.answers_current_inputs(true); });
   EXPECT_EQ(v.verdict(), Verdict::input_modified) << v.message();
   EXPECT_NE(v.message().find("round 1, input set 2 of 2"), std::string::npos) << v.message();
+}
+
+// New inputs are staged, and only what differs is written (InputStage).
+TEST(InputStage, WritesOnlyTheWordsThatDifferAndOnlyWhenPublished) {
+  SharedTensor t(1, TensorSpec{"x", DType::f32, {5}});  // 20 bytes: two words and a 4-byte tail
+  for (int i = 0; i < 5; ++i) t.as<float>()[i] = static_cast<float>(i);
+  float next[5] = {0, 1, 2, 30, 40};
+  InputStage stage;
+  stage.stage(t, next);
+  EXPECT_EQ(stage.changed_bytes(), 12u);  // the word of elements 2-3, the tail (element 4)
+  EXPECT_EQ(t.as<float>()[3], 3.0f);      // nothing visible before publish()
+  std::vector<unsigned char> snapshot(static_cast<const unsigned char*>(t.raw()),
+                                      static_cast<const unsigned char*>(t.raw()) + t.bytes());
+  EXPECT_TRUE(stage.apply(t, snapshot.data()));
+  EXPECT_EQ(std::memcmp(snapshot.data(), next, sizeof next), 0);
+  stage.publish();
+  EXPECT_EQ(std::memcmp(t.raw(), next, sizeof next), 0);
+  SharedTensor other(2, TensorSpec{"z", DType::f32, {5}});
+  EXPECT_FALSE(stage.apply(other, snapshot.data()));
+}
+
+// The head start (softmax_topk's cpu-exploit-head-start): a worker's thread
+// watches its inputs between requests and starts on new ones as they
+// appear. Written in place, early, they appear while the harness still has
+// the round to prepare (here: the outputs still hold the last round's
+// answers, unpoisoned); staged, they appear when everything else is done.
+struct InputWatcher {
+  Fixture f{Suite::perf};
+  std::vector<SharedTensor*> xs, ys;
+  std::atomic<int> seen{0};                // new inputs seen, one per round after the first
+  std::vector<bool> outputs_were_poisoned;  // at each sight, every set's outputs held only poison
+  std::atomic<bool> stop{false};
+
+  static float load(const float* p) {
+    uint32_t bits = __atomic_load_n(reinterpret_cast<const uint32_t*>(p), __ATOMIC_ACQUIRE);
+    float value;
+    std::memcpy(&value, &bits, sizeof value);
+    return value;
+  }
+
+  void watch(float last) {
+    while (!stop.load()) {
+      const float now = load(xs[0]->as<float>());
+      if (now == last) continue;
+      last = now;
+      bool poisoned = true;
+      for (auto* y : ys) poisoned = poisoned && count_poison(y->raw(), y->elements(), DType::f32, nullptr) == y->elements();
+      outputs_were_poisoned.push_back(poisoned);
+      seen.fetch_add(1);
+    }
+  }
+
+  void wait_until_seen(int count) {
+    for (int i = 0; i < 100000 && seen.load() < count; ++i) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    ASSERT_GE(seen.load(), count) << "the watcher never saw new inputs";
+  }
+
+  // Times the doubling op over two sets for three rounds; new inputs staged
+  // or, with `in_place`, written straight into the sets' tensors.
+  void run(bool in_place) {
+    f.executor.rounds = 3;
+    CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result);
+    std::vector<std::vector<Binding>> sets;
+    for (int s = 0; s < 2; ++s) {
+      xs.push_back(&ctx.tensor(TensorSpec{"x", DType::f32, {1024}}));
+      ys.push_back(&ctx.tensor(TensorSpec{"y", DType::f32, {1024}}));
+      for (int i = 0; i < 1024; ++i) xs.back()->as<float>()[i] = static_cast<float>(s * 10000 + i);
+      sets.push_back({{xs.back(), Access::in}, {ys.back(), Access::out}});
+    }
+    int round = 0;
+    const StageInputs fresh = [&](InputStage& stage) {
+      ++round;
+      for (auto* x : xs) {
+        std::vector<float> next(x->as<float>(), x->as<float>() + 1024);
+        for (float& v : next) v += 100;
+        if (in_place) std::memcpy(x->raw(), next.data(), x->bytes());
+        else stage.stage(*x, next.data());
+      }
+      // Written in place, the rest of the round's preparation comes after
+      // the watcher has seen them.
+      if (in_place) wait_until_seen(round);
+    };
+    f.executor.behaviour = [&](const std::vector<Binding>& t, int call) {
+      if (call % 2 == 0 && call > 0) wait_until_seen(call / 2);  // a round's first call: its inputs seen
+      write_double(t);
+      return HARNESS_STATUS_OK;
+    };
+    // What the watcher starts from is read here: a thread started late must
+    // not take the next round's inputs for the first.
+    std::thread watcher([this, first = load(xs[0]->as<float>())] { watch(first); });
+    try {
+      ctx.time("double", {}, sets, fresh);
+    } catch (...) {
+      stop = true;
+      watcher.join();
+      throw;
+    }
+    stop = true;
+    watcher.join();
+  }
+};
+
+TEST(FreshInputs, NewInputsWrittenInPlaceAppearWhileTheHarnessStillPreparesTheRound) {
+  InputWatcher w;
+  const auto v = verdict_of([&] { w.run(true); });
+  ASSERT_FALSE(w.outputs_were_poisoned.empty());
+  EXPECT_FALSE(w.outputs_were_poisoned.front()) << "seen only once the outputs were poisoned";
+  // And the harness's snapshot of the inputs no longer matches them.
+  EXPECT_EQ(v.verdict(), Verdict::input_modified) << v.message();
+}
+
+TEST(FreshInputs, StagedInputsAppearOnlyWhenTheRoundIsReady) {
+  InputWatcher w;
+  const auto v = verdict_of([&] { w.run(false); });
+  EXPECT_EQ(v.verdict(), Verdict::pass) << v.message();
+  ASSERT_EQ(w.outputs_were_poisoned.size(), 2u);  // before rounds 2 and 3
+  for (bool poisoned : w.outputs_were_poisoned) EXPECT_TRUE(poisoned);
 }
 
 // The same exploit on a pure function (softmax_topk's

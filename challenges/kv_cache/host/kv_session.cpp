@@ -297,24 +297,30 @@ void KvSession::time_decode() {
     outs.push_back(&ctx_.tensor(harness::TensorSpec{"out", DType::f32, {rows, config_.q_heads, config_.head_dim}}));
     sets.push_back({{qs.back(), Access::in}, {outs.back(), Access::out}});
   }
-  int64_t round = 0;
+  int64_t round = 1;  // the round just timed
   const int64_t row = static_cast<int64_t>(config_.q_heads) * config_.head_dim;
-  auto fresh_queries = [&] {
+  auto query_seed = [&](size_t set, int64_t r) {
+    return harness::derive_seed(ctx_.input_seed(set), fmt::format("decode-q/{}", r));
+  };
+  // Between rounds: some sequences of the round just timed checked, then new
+  // queries, staged so that they appear only as the round's request goes
+  // out (harness/runner/input_stage.h).
+  std::vector<float> next_q(static_cast<size_t>(rows * row));
+  auto fresh_queries = [&](harness::InputStage& stage) {
     for (size_t s = 0; s < set_count; ++s) {
-      // The round just timed (none before the first fill): some sequences checked.
-      for (size_t i = 0; round > 0 && i < harness::kSpotCheckedRows; ++i) {
+      for (size_t i = 0; i < harness::kSpotCheckedRows; ++i) {
         const size_t b = ctx_.secret_index(batch.size());
         check_attention(0, {batch[b]}, qs[s]->as<float>() + static_cast<int64_t>(b) * row,
                         outs[s]->as<float>() + static_cast<int64_t>(b) * row,
                         fmt::format("timed repetitions, round {}, input set {} of {}, sequence {} (a spot check between "
                                     "rounds)", round, s + 1, set_count, batch[b].sequence));
       }
-      fill(qs[s]->as<float>(), rows, config_.q_heads,
-           harness::derive_seed(ctx_.input_seed(s), fmt::format("decode-q/{}", round)), scores_scale_);
+      fill(next_q.data(), rows, config_.q_heads, query_seed(s, round), scores_scale_);
+      stage.stage(*qs[s], next_q.data());
     }
     ++round;
   };
-  fresh_queries();
+  for (size_t s = 0; s < set_count; ++s) fill(qs[s]->as<float>(), rows, config_.q_heads, query_seed(s, 0), scores_scale_);
   ++step_;
   last_op_ = fmt::format("timed decode of {} sequences", rows);
   ctx_.time("attend", attend_scalars(0, batch), sets, fresh_queries);

@@ -1,0 +1,66 @@
+// New inputs for the next round of timed calls, kept out of the
+// submission's sight until the harness has done everything else between
+// rounds, then written in one short burst just before the round's request.
+//
+// A compiled worker maps its input tensors and its threads run between
+// requests, so it sees every byte the harness writes there as it is
+// written. Written in place, early, new inputs give a submission that
+// watches for them a head start of all the harness still does before the
+// request (copying the other sets, poisoning outputs, snapshots): time in
+// which it can compute the round's answers unseen by the timing witness,
+// then answer the request at once and claim any plausible speed
+// (`softmax_topk/cpu-exploit-head-start`). Staged instead, a tensor's new
+// contents are compared with what it holds (a read the worker cannot see)
+// and only the elements that differ are written, by publish(), which the
+// harness calls last. A refresh changes a few elements of each row, so the
+// burst is short; whatever a worker starts within it, the witness sees.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "harness/memory/shared_tensor.h"
+
+namespace harness {
+
+class InputStage {
+ public:
+  // `bytes` (tensor.bytes() of them) are the tensor's contents for the next
+  // round. Staging a tensor again replaces what was staged for it.
+  void stage(SharedTensor& tensor, const void* bytes);
+
+  // Applies the staged changes of `tensor` to `base` (a copy of its bytes as
+  // they are now, e.g. the harness's snapshot); false when none are staged.
+  bool apply(const SharedTensor& tensor, unsigned char* base) const;
+
+  // Writes every staged change into its tensor.
+  void publish();
+
+  // How many bytes publish() writes.
+  size_t changed_bytes() const;
+  size_t staged_tensors() const { return changes_.size(); }
+
+ private:
+  // Up to 8 bytes at `offset`: whole 8-byte words, and the tail of a tensor
+  // whose size is no multiple of 8.
+  struct Change {
+    size_t offset;
+    uint64_t value;
+    uint8_t length;
+  };
+  struct TensorChanges {
+    SharedTensor* tensor;
+    std::vector<Change> changes;
+  };
+  std::vector<TensorChanges> changes_;
+};
+
+// Checks the round just timed and stages every set's new inputs (a cache's
+// fresh queries, a stateless case's refresh). It must not write the sets'
+// tensors itself: what it writes there the worker sees at once, and the
+// harness's snapshot of the inputs would no longer match them.
+using StageInputs = std::function<void(InputStage&)>;
+
+}  // namespace harness
