@@ -1,5 +1,7 @@
 #include "harness/runner/process_executor.h"
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -65,8 +67,11 @@ void clear_scratch_path(const std::string& path) {
 
 }  // namespace
 
+std::string staging_folder(const ProcessTarget& target) { return target.scratch + ".staged"; }
+
 ProcessExecutor::ProcessExecutor(ProcessTarget target) : target_(std::move(target)), log_(target_.log_path) {
   std::filesystem::create_directories(target_.scratch);
+  std::filesystem::create_directories(staging_folder(target_));
 }
 
 ProcessExecutor::~ProcessExecutor() {
@@ -79,6 +84,7 @@ ProcessExecutor::~ProcessExecutor() {
   }
   std::error_code ignored;
   std::filesystem::remove_all(target_.scratch, ignored);
+  std::filesystem::remove_all(staging_folder(target_), ignored);
 }
 
 void ProcessExecutor::lost(Verdict verdict, const std::string& what, const std::string& how) {
@@ -185,17 +191,20 @@ int32_t ProcessExecutor::status_of(const json& reply, int64_t id, const std::str
                                                      what, reply.value("status", json()).dump()));
 }
 
-// Writes the inputs and names the outputs of one request; file names start
-// with `prefix`.
 json ProcessExecutor::call_request(const std::string& op, const json& scalars, const std::vector<Binding>& tensors,
-                                   const std::string& prefix) {
+                                   const std::string& prefix, bool staged) {
   json inputs = json::object(), outputs = json::object();
   for (const Binding& b : tensors) {
     const TensorSpec& spec = b.tensor->spec();
     const std::string path = fmt::format("{}/{}-{}.npy", target_.scratch, prefix, spec.name);
     if (b.access == protocol::Access::in) {
-      clear_scratch_path(path);
-      write_npy(path, spec.dtype, spec.shape, b.tensor->raw());
+      if (staged) {
+        write_npy(fmt::format("{}/{}-{}.npy", staging_folder(target_), prefix, spec.name), spec.dtype, spec.shape,
+                  b.tensor->raw());
+      } else {
+        clear_scratch_path(path);
+        write_npy(path, spec.dtype, spec.shape, b.tensor->raw());
+      }
       inputs[spec.name] = path;
     } else {
       const std::string out = fmt::format("{}/{}-{}.out.npy", target_.scratch, prefix, spec.name);
@@ -203,6 +212,19 @@ json ProcessExecutor::call_request(const std::string& op, const json& scalars, c
     }
   }
   return json{{"type", "call"}, {"op", op}, {"scalars", scalars}, {"inputs", inputs}, {"outputs", outputs}};
+}
+
+void ProcessExecutor::reveal_inputs(const std::vector<Binding>& tensors, const std::string& prefix) {
+  for (const Binding& b : tensors) {
+    if (b.access != protocol::Access::in) continue;
+    const std::string name = fmt::format("{}-{}.npy", prefix, b.tensor->spec().name);
+    const std::string from = staging_folder(target_) + "/" + name;
+    const std::string to = target_.scratch + "/" + name;
+    clear_scratch_path(to);
+    if (std::rename(from.c_str(), to.c_str()) != 0) {
+      throw std::runtime_error(fmt::format("cannot move staged input {} to {}: {}", from, to, std::strerror(errno)));
+    }
+  }
 }
 
 void ProcessExecutor::read_outputs(const std::vector<Binding>& tensors, const std::string& prefix, const std::string& what) {
@@ -275,18 +297,25 @@ protocol::TimeReply ProcessExecutor::time(const std::string& op, const json& sca
     reply.message = fmt::format("the process does not implement op {}", op);
     return reply;
   }
-  // Inputs once per set; outputs deleted before every call, so a call that
-  // does not write them is caught.
+  // Inputs once per set and round, written where the process cannot see
+  // them and moved into its scratch folder as their call goes out: a
+  // process that watched its folder could otherwise start on a set while
+  // the harness still writes the others, or during another set's call, in
+  // time no call's timing shows. Outputs deleted before every call, so a
+  // call that does not write them is caught.
   std::vector<json> requests(sets.size());
   auto write_inputs = [&] {
-    for (size_t s = 0; s < sets.size(); ++s) requests[s] = call_request(op, scalars, sets[s], fmt::format("timed{}", s));
+    for (size_t s = 0; s < sets.size(); ++s) requests[s] = call_request(op, scalars, sets[s], fmt::format("timed{}", s), true);
   };
+  std::vector<bool> revealed(sets.size(), false);
   write_inputs();
   const std::string what = op + " (timed repetitions)";
   auto one_call = [&](size_t s) {
     for (const Binding& b : sets[s]) {
       if (protocol::is_written(b.access)) clear_scratch_path(fmt::format("{}/timed{}-{}.out.npy", target_.scratch, s, b.tensor->spec().name));
     }
+    if (!revealed[s]) reveal_inputs(sets[s], fmt::format("timed{}", s));
+    revealed[s] = true;
     const int64_t id = next_id_++;
     json request = requests[s];
     request["id"] = id;
@@ -305,6 +334,7 @@ protocol::TimeReply ProcessExecutor::time(const std::string& op, const json& sca
       for (size_t s = 0; s < sets.size(); ++s) read_outputs(sets[s], fmt::format("timed{}", s), what);
       fresh();
       write_inputs();
+      revealed.assign(sets.size(), false);
     };
   }
   const protocol::TimeReply loop = run_timing_loop(sets.size(), one_call, policy, new_round);

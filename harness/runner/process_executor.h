@@ -29,6 +29,11 @@ struct ProcessTarget {
   std::string scratch;               // a folder of its own for tensor files
 };
 
+// Where a process submission's timed inputs wait until their call: beside
+// its scratch folder (the same file system, so a rename moves them), where
+// the sandbox lets it neither read nor write.
+std::string staging_folder(const ProcessTarget& target);
+
 class ProcessExecutor : public Executor {
  public:
   explicit ProcessExecutor(ProcessTarget target);
@@ -49,8 +54,13 @@ class ProcessExecutor : public Executor {
   // Sends a request and returns the process's reply (a JSON object);
   // anything else ends the case.
   nlohmann::json exchange(const nlohmann::json& request, double timeout_s, const std::string& what);
+  // Writes the inputs and names the outputs of one request; file names start
+  // with `prefix`. The inputs go to the scratch folder, or with `staged` to
+  // the staging folder, to be moved there by reveal_inputs().
   nlohmann::json call_request(const std::string& op, const nlohmann::json& scalars, const std::vector<Binding>& tensors,
-                              const std::string& prefix);
+                              const std::string& prefix, bool staged = false);
+  // Moves the staged input files of a request into the scratch folder.
+  void reveal_inputs(const std::vector<Binding>& tensors, const std::string& prefix);
   // The reply's status as a harness_status; throws for a malformed reply.
   int32_t status_of(const nlohmann::json& reply, int64_t id, const std::string& what, std::string* message);
   void read_outputs(const std::vector<Binding>& tensors, const std::string& prefix, const std::string& what);

@@ -74,6 +74,33 @@ TEST(ProcessProtocol, EachBreakOfTheProtocolGetsItsVerdict) {
   }
 }
 
+// A process that looks at its scratch folder during each timed call and
+// fails the call when another set's input file there is new since that
+// set's own last call: inputs it could have started on ahead of their call,
+// in time no call's timing shows. They are written aside and moved in as
+// their call goes out, so it finds none. (Written straight into the folder
+// at the start of each round, as they were, it found the round's other set
+// at its first call: "saw inputs before their call: timed1-logits.npy".)
+TEST(ProcessProtocol, ATimedSetsInputsAppearOnlyAsItsCallGoesOut) {
+  REQUIRE_NUMPY();
+  const std::string perf = "perf.normal.r64.v262144.k32";
+  ::setenv("HARNESS_FIXTURE_MODE", "look-ahead", 1);
+  RunSelection selection;
+  selection.challenges = {"softmax_topk"};
+  selection.submissions = {"fixture-process-misbehaving"};
+  selection.case_ids = {perf};
+  RunSettings settings;
+  settings.timing.warmup_ms = 0;
+  settings.timing.max_ms = 200;
+  settings.timing.max_samples = 6;
+  const RunResults r = testing::run_selection(selection, testing::fixture_catalog(), settings);
+  ::unsetenv("HARNESS_FIXTURE_MODE");
+  const CaseResult c = testing::case_of(testing::entry_of(r, "fixture-process-misbehaving"), perf);
+  EXPECT_EQ(c.verdict, Verdict::pass) << c.message;
+  ASSERT_TRUE(c.timing.has_value());
+  EXPECT_GE(c.timing->samples_ns.size(), 4u);  // at least two rounds of the two sets
+}
+
 TEST(ProcessProtocol, TheNumpyExamplesPassEveryCorrectnessCase) {
   REQUIRE_NUMPY();
   RunSelection selection;
