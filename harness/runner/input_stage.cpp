@@ -7,28 +7,40 @@
 
 namespace harness {
 
+const InputStage::TensorChanges* InputStage::find(const SharedTensor& tensor) const {
+  const auto it = std::find_if(changes_.begin(), changes_.end(), [&](const TensorChanges& t) { return t.tensor == &tensor; });
+  return it == changes_.end() ? nullptr : &*it;
+}
+
 void InputStage::stage(SharedTensor& tensor, const void* bytes) {
   HARNESS_CHECK(bytes != nullptr, "staging {} without contents", tensor.spec().name);
   auto it = std::find_if(changes_.begin(), changes_.end(), [&](const TensorChanges& t) { return t.tensor == &tensor; });
-  if (it == changes_.end()) it = changes_.insert(changes_.end(), TensorChanges{&tensor, {}});
-  it->changes.clear();
+  if (it == changes_.end()) it = changes_.insert(changes_.end(), TensorChanges{&tensor, {}, {}});
+  it->runs.clear();
+  it->values.clear();
   const auto* next = static_cast<const unsigned char*>(bytes);
   const auto* now = static_cast<const unsigned char*>(tensor.raw());
   const size_t size = tensor.bytes();
   for (size_t offset = 0; offset < size; offset += 8) {
-    const auto length = static_cast<uint8_t>(std::min<size_t>(8, size - offset));
+    const size_t length = std::min<size_t>(8, size - offset);
     uint64_t wanted = 0;
     uint64_t held = 0;
     std::memcpy(&wanted, next + offset, length);
     std::memcpy(&held, now + offset, length);
-    if (wanted != held) it->changes.push_back(Change{offset, wanted, length});
+    if (wanted == held) continue;
+    if (!it->runs.empty() && it->runs.back().offset + it->runs.back().length == offset) {
+      it->runs.back().length += length;
+    } else {
+      it->runs.push_back(Run{offset, length, it->values.size()});
+    }
+    it->values.insert(it->values.end(), next + offset, next + offset + length);
   }
 }
 
 bool InputStage::apply(const SharedTensor& tensor, unsigned char* base) const {
-  const auto it = std::find_if(changes_.begin(), changes_.end(), [&](const TensorChanges& t) { return t.tensor == &tensor; });
-  if (it == changes_.end()) return false;
-  for (const Change& c : it->changes) std::memcpy(base + c.offset, &c.value, c.length);
+  const TensorChanges* t = find(tensor);
+  if (t == nullptr) return false;
+  for (const Run& run : t->runs) std::memcpy(base + run.offset, t->values.data() + run.value_at, run.length);
   return true;
 }
 
@@ -38,9 +50,7 @@ void InputStage::publish() {
 
 size_t InputStage::changed_bytes() const {
   size_t bytes = 0;
-  for (const TensorChanges& t : changes_) {
-    for (const Change& c : t.changes) bytes += c.length;
-  }
+  for (const TensorChanges& t : changes_) bytes += t.values.size();
   return bytes;
 }
 

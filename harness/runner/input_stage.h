@@ -43,17 +43,20 @@ class InputStage {
   size_t staged_tensors() const { return changes_.size(); }
 
  private:
-  // Up to 8 bytes at `offset`: whole 8-byte words, and the tail of a tensor
-  // whose size is no multiple of 8.
-  struct Change {
+  // Consecutive changed bytes of a tensor (whole 8-byte words, and the tail
+  // of a tensor whose size is no multiple of 8): `length` bytes at
+  // `offset`, their new values at `value_at` in TensorChanges::values.
+  struct Run {
     size_t offset;
-    uint64_t value;
-    uint8_t length;
+    size_t length;
+    size_t value_at;
   };
   struct TensorChanges {
     SharedTensor* tensor;
-    std::vector<Change> changes;
+    std::vector<Run> runs;
+    std::vector<unsigned char> values;
   };
+  const TensorChanges* find(const SharedTensor& tensor) const;
   std::vector<TensorChanges> changes_;
 };
 
