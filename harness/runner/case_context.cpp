@@ -26,11 +26,10 @@ std::atomic<uint64_t> next_tensor_id{1};
 // The timing witness's stated overheads (harness/witness/timing_witness.h).
 // Between two calls the worker re-poisons the outputs: allowed at twice what
 // the same poisoning takes here, plus the loop's clock reads and its running
-// median. One request: the messages (up to a thousand samples in JSON) and
-// the loop's start. Copies to and from a device: never slower than 1 GB/s.
+// median. One request: witness_per_request_ns. Copies to and from a
+// device: never slower than 1 GB/s.
 constexpr double kWitnessPoisonFactor = 2.0;
 constexpr double kWitnessPerCallNs = 10e3;
-constexpr double kWitnessPerRequestNs = 5e6;
 constexpr double kWitnessSlowestCopyBytesPerNs = 1.0;
 
 std::string status_name(int32_t status) {
@@ -229,8 +228,9 @@ void CaseContext::judge_witness(const protocol::TimeReply& reply, double poison_
   witness.request_ns = *reply.witness_ns;
   witness.per_call_ns = kWitnessPoisonFactor * poison_ns + kWitnessPerCallNs;
   const auto requests = static_cast<double>(std::max<size_t>(reply.witness_requests, 1));
-  witness.per_request_ns = kWitnessPerRequestNs * requests;
-  witness.max_setup_ns = (2.0 * all_sets_bytes / kWitnessSlowestCopyBytesPerNs + kWitnessPerRequestNs) * requests;
+  const double per_request_ns = witness_per_request_ns(device_.kind);
+  witness.per_request_ns = per_request_ns * requests;
+  witness.max_setup_ns = (2.0 * all_sets_bytes / kWitnessSlowestCopyBytesPerNs + per_request_ns) * requests;
   const WitnessJudgement j = judge_timing(claim, witness);
   timing.witness = TimingResult::Witness{witness.request_ns, j.overhead_ns, claim.calls_ns, claim.calls, j.floor_ns};
   if (j.contradicted) fail(Verdict::forged_timing, fmt::format("timed repetitions of {}: {}", op, j.message));

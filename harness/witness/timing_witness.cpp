@@ -37,4 +37,6 @@ WitnessJudgement judge_timing(const TimingClaim& claim, const TimingWitness& wit
   return j;
 }
 
+double witness_per_request_ns(const std::string& device_kind) { return device_kind == "cpu" ? 1e6 : 5e6; }
+
 }  // namespace harness

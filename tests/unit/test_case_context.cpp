@@ -14,6 +14,7 @@
 #include "harness/core/rng.h"
 #include "harness/runner/case_context.h"
 #include "harness/runner/stateless_driver.h"
+#include "harness/witness/timing_witness.h"
 #include "harness_abi.h"
 
 namespace harness {
@@ -343,10 +344,11 @@ TEST(StatelessDriver, ATimingTheHarnessClockContradictsIsForged) {
   EXPECT_NO_THROW(unwitnessed.run_driver());
   EXPECT_DOUBLE_EQ(unwitnessed.result.timing->scored_median_ns(), 1000.0);
 
-  // A witness that agrees (the calls plus their stated overhead) stands.
+  // A witness that agrees (the calls, 0.1 ms claimed, plus the request's
+  // stated cost) stands.
   Fixture honest(Suite::perf);
   honest.executor.behaviour = doubling;
-  honest.executor.witness_ns = 5.1e6;
+  honest.executor.witness_ns = witness_per_request_ns(honest.device.kind) + 0.1e6;
   EXPECT_NO_THROW(honest.run_driver());
   ASSERT_TRUE(honest.result.timing->witness.has_value());
 }

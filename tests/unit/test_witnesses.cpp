@@ -63,6 +63,37 @@ TEST(TimingWitness, FloorRaisesAMedianTheSumDoesNotSupport) {
 }
 
 // A forged reply claiming more calls' time than the request lasted.
+// A clock running twice slow in the worker (cpu-exploit-clock-patch, with
+// a divisor of 2 instead of 10) on rounds of short calls: figures of
+// softmax_topk's perf.normal.r64.v262144.k32 with cpu-fast on a 2-core VM,
+// 50 requests of one round (2 calls of 5.1 ms), 0.29 ms per request beyond
+// the calls. The claim is half the truth.
+TimingWitness short_rounds(const std::string& device_kind) {
+  TimingWitness w;
+  w.request_ns = 50 * (2 * 5.1e6 + 0.29e6);
+  w.per_call_ns = 10e3;
+  w.per_request_ns = 50 * witness_per_request_ns(device_kind);
+  w.max_setup_ns = 0;
+  return w;
+}
+
+TEST(TimingWitness, AClockTwiceSlowOnShortRoundsPassedWithTheRequestAllowanceOfAGpu) {
+  const TimingClaim claim{100, 100 * 2.55e6, 0, 2.55e6};
+  const WitnessJudgement j = judge_timing(claim, short_rounds("cuda"));
+  EXPECT_FALSE(j.contradicted) << j.message;
+  EXPECT_EQ(j.median_used_ns, 2.55e6);  // scored twice as fast as it ran
+}
+
+TEST(TimingWitness, AClockTwiceSlowOnShortRoundsIsContradictedOnTheCpu) {
+  const TimingClaim claim{100, 100 * 2.55e6, 0, 2.55e6};
+  EXPECT_TRUE(judge_timing(claim, short_rounds("cpu")).contradicted);
+  // The honest claim of the same calls stands.
+  const TimingClaim honest{100, 100 * 5.1e6, 0, 5.1e6};
+  const WitnessJudgement j = judge_timing(honest, short_rounds("cpu"));
+  EXPECT_FALSE(j.contradicted) << j.message;
+  EXPECT_EQ(j.median_used_ns, 5.1e6);
+}
+
 TEST(TimingWitness, ClaimLongerThanTheRequestIsContradicted) {
   TimingClaim claim{50, 50 * 26.8e6, 0, 26.8e6};
   const WitnessJudgement j = judge_timing(claim, witness_of(420));
