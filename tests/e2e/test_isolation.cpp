@@ -13,13 +13,9 @@ using testing::entry_of;
 
 RunResults run_cases(const std::string& submission, const std::vector<std::string>& cases, const Catalog& catalog,
                      double timeout_s = 20) {
-  RunSelection selection;
-  selection.challenges = {"softmax_topk"};
-  selection.submissions = {submission};
-  selection.case_ids = cases;
   RunSettings settings;
   settings.call_timeout_s = timeout_s;
-  return testing::run_selection(selection, catalog, settings);
+  return testing::run_softmax_cases(submission, cases, catalog, settings);
 }
 
 const std::string kK2 = "correctness.normal.r64.v1024.k2";
@@ -94,13 +90,9 @@ TEST(Isolation, UnsupportedCasesCostCompletenessOnly) {
 
 TEST(AntiCheat, SkippingWorkOnBuffersSeenBeforeIsCaughtInTimedRepetitions) {
   const std::string perf = "perf.normal.r256.v131072.k8";
-  RunSelection selection;
-  selection.challenges = {"softmax_topk"};
-  selection.submissions = {"fixture-timed-cache"};
-  selection.case_ids = {perf};
   RunSettings settings;
   settings.timing.max_ms = 200;
-  const auto r = testing::run_selection(selection, testing::fixture_catalog(), settings);
+  const auto r = testing::run_softmax_cases("fixture-timed-cache", {perf}, testing::fixture_catalog(), settings);
   const auto& c = case_of(entry_of(r, "fixture-timed-cache"), perf);
   EXPECT_EQ(c.verdict, Verdict::unwritten_output) << c.message;
   EXPECT_NE(c.message.find("timed repetitions"), std::string::npos) << c.message;

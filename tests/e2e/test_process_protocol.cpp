@@ -20,13 +20,10 @@ const std::string kCase = "correctness.normal.r64.v1024.k10";
 
 CaseResult run_mode(const std::string& mode, double timeout_s = 20) {
   ::setenv("HARNESS_FIXTURE_MODE", mode.c_str(), 1);
-  RunSelection selection;
-  selection.challenges = {"softmax_topk"};
-  selection.submissions = {"fixture-process-misbehaving"};
-  selection.case_ids = {kCase, "correctness.normal.r64.v1024.k2"};
   RunSettings settings;
   settings.call_timeout_s = timeout_s;
-  const RunResults r = testing::run_selection(selection, testing::fixture_catalog(), settings);
+  const RunResults r = testing::run_softmax_cases("fixture-process-misbehaving", {kCase, "correctness.normal.r64.v1024.k2"},
+                                                  testing::fixture_catalog(), settings);
   ::unsetenv("HARNESS_FIXTURE_MODE");
   return testing::case_of(testing::entry_of(r, "fixture-process-misbehaving"), kCase);
 }
@@ -85,15 +82,11 @@ TEST(ProcessProtocol, ATimedSetsInputsAppearOnlyAsItsCallGoesOut) {
   REQUIRE_NUMPY();
   const std::string perf = "perf.normal.r64.v262144.k32";
   ::setenv("HARNESS_FIXTURE_MODE", "look-ahead", 1);
-  RunSelection selection;
-  selection.challenges = {"softmax_topk"};
-  selection.submissions = {"fixture-process-misbehaving"};
-  selection.case_ids = {perf};
   RunSettings settings;
   settings.timing.warmup_ms = 0;
   settings.timing.max_ms = 200;
   settings.timing.max_samples = 6;
-  const RunResults r = testing::run_selection(selection, testing::fixture_catalog(), settings);
+  const RunResults r = testing::run_softmax_cases("fixture-process-misbehaving", {perf}, testing::fixture_catalog(), settings);
   ::unsetenv("HARNESS_FIXTURE_MODE");
   const CaseResult c = testing::case_of(testing::entry_of(r, "fixture-process-misbehaving"), perf);
   EXPECT_EQ(c.verdict, Verdict::pass) << c.message;

@@ -90,6 +90,15 @@ RunResults run_selection(const RunSelection& selection, const Catalog& catalog, 
   return results;
 }
 
+RunResults run_softmax_cases(const std::string& submission, const std::vector<std::string>& case_ids,
+                             const Catalog& catalog, RunSettings settings) {
+  RunSelection selection;
+  selection.challenges = {"softmax_topk"};
+  selection.submissions = {submission};
+  selection.case_ids = case_ids;
+  return run_selection(selection, catalog, settings);
+}
+
 const EntryResult& entry_of(const RunResults& results, const std::string& submission) {
   for (const auto& e : results.entries) {
     if (e.submission.name == submission) return e;

@@ -48,6 +48,9 @@ const std::vector<DeviceInfo>& cpu_devices();
 
 // Plans `selection` against `catalog` on the cpu and runs it; scores too.
 RunResults run_selection(const RunSelection& selection, const Catalog& catalog, RunSettings settings = {});
+// The same for the softmax_topk cases `case_ids` of one submission.
+RunResults run_softmax_cases(const std::string& submission, const std::vector<std::string>& case_ids,
+                             const Catalog& catalog, RunSettings settings = {});
 
 // Every entry of `results` for `submission`; fails the test if none.
 const EntryResult& entry_of(const RunResults& results, const std::string& submission);

@@ -429,6 +429,20 @@ struct AddressReplay {
   }
 };
 
+// Two sets of the doubling op's tensors of n elements; x holds values that
+// differ between the sets.
+std::vector<std::vector<Binding>> doubling_sets(CaseContext& ctx, int64_t n, std::vector<SharedTensor*>& xs,
+                                                std::vector<SharedTensor*>& ys) {
+  std::vector<std::vector<Binding>> sets;
+  for (int s = 0; s < 2; ++s) {
+    xs.push_back(&ctx.tensor(TensorSpec{"x", DType::f32, {n}}));
+    ys.push_back(&ctx.tensor(TensorSpec{"y", DType::f32, {n}}));
+    for (int64_t i = 0; i < n; ++i) xs.back()->as<float>()[i] = static_cast<float>(s * 10000 + i);
+    sets.push_back({{xs.back(), Access::in}, {ys.back(), Access::out}});
+  }
+  return sets;
+}
+
 struct FreshTiming : AddressReplay {
   std::vector<SharedTensor*> xs, ys;
   int refreshes = 0;
@@ -436,13 +450,7 @@ struct FreshTiming : AddressReplay {
   // Times the op over two sets; true when every set's y is 2x at the end.
   bool answers_current_inputs(bool fresh) {
     CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result);
-    std::vector<std::vector<Binding>> sets;
-    for (int s = 0; s < 2; ++s) {
-      xs.push_back(&ctx.tensor(TensorSpec{"x", DType::f32, {4}}));
-      ys.push_back(&ctx.tensor(TensorSpec{"y", DType::f32, {4}}));
-      for (int i = 0; i < 4; ++i) xs.back()->as<float>()[i] = static_cast<float>(s * 10 + i);
-      sets.push_back({{xs.back(), Access::in}, {ys.back(), Access::out}});
-    }
+    const auto sets = doubling_sets(ctx, 4, xs, ys);
     StageInputs new_inputs;
     if (fresh) {
       new_inputs = [this](InputStage& stage) {
@@ -548,13 +556,7 @@ struct InputWatcher {
   void run(bool in_place) {
     f.executor.rounds = 3;
     CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result);
-    std::vector<std::vector<Binding>> sets;
-    for (int s = 0; s < 2; ++s) {
-      xs.push_back(&ctx.tensor(TensorSpec{"x", DType::f32, {1024}}));
-      ys.push_back(&ctx.tensor(TensorSpec{"y", DType::f32, {1024}}));
-      for (int i = 0; i < 1024; ++i) xs.back()->as<float>()[i] = static_cast<float>(s * 10000 + i);
-      sets.push_back({{xs.back(), Access::in}, {ys.back(), Access::out}});
-    }
+    const auto sets = doubling_sets(ctx, 1024, xs, ys);
     int round = 0;
     const StageInputs fresh = [&](InputStage& stage) {
       ++round;
