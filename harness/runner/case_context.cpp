@@ -73,8 +73,14 @@ uint64_t CaseContext::input_seed(size_t set) const { return derive_seed(result_.
 
 size_t CaseContext::secret_index(size_t n) {
   HARNESS_CHECK(n > 0, "a secret index below 0");
+  return static_cast<size_t>(secret().below(n));
+}
+
+uint64_t CaseContext::secret_seed() { return secret().next_u64(); }
+
+Rng& CaseContext::secret() {
   if (!secret_) secret_.emplace((uint64_t{std::random_device{}()} << 32) ^ std::random_device{}());
-  return static_cast<size_t>(secret_->below(n));
+  return *secret_;
 }
 
 uint64_t CaseContext::guard_seed() const { return derive_seed(result_.seed, "guard-bands"); }

@@ -51,6 +51,14 @@ class CaseContext {
   // the harness's command line. For spot checks of rows between rounds of
   // timed calls: which rows is never part of what a case reproduces.
   size_t secret_index(size_t n);
+  // A seed no submission can foresee, from the same source: for the new
+  // inputs of each round of timed calls. Derived from the printed seed, they
+  // could be computed ahead by a worker that reads the seed off the
+  // harness's command line (or searches for it from the inputs it is given),
+  // and the answers of the next round with them (cpu-exploit-predicted-refresh).
+  // So the case and its checked inputs reproduce from the printed seed, the
+  // timed rounds' inputs do not.
+  uint64_t secret_seed();
   // True for perf cases: drivers then call time() after their checked calls.
   bool timing_wanted() const { return spec_.suite == Suite::perf; }
   // How many input sets to rotate through so that together they exceed
@@ -118,6 +126,7 @@ class CaseContext {
     std::vector<unsigned char> bytes;
   };
   void witness_device_memory(const MemoryBaseline& baseline);
+  Rng& secret();  // seeded from the system's entropy on first use
   // Guard bands filled, outputs poisoned.
   void guard_and_poison(const std::vector<Binding>& bindings);
   // The same, and a snapshot of every input appended to `snapshots`.

@@ -170,7 +170,7 @@ void run_stateless_case(CaseContext& ctx, const StatelessCase& c) {
                                                                           round, s + 1, sets.size(), row, report.message)));
         }
       }
-      c.refresh(derive_seed(ctx.input_seed(s), fmt::format("refresh/{}", round)), sets[s].inputs);
+      c.refresh(ctx.secret_seed(), sets[s].inputs);
       for (const std::string& name : c.refreshed) stage.stage(*sets[s].shared.at(name), sets[s].inputs.at(name).raw());
     }
   });

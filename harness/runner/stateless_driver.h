@@ -60,7 +60,8 @@ struct StatelessCase {
   // an answer remembered from an earlier round (by address or by content,
   // then a spin to look plausible) is then wrong for the inputs it is
   // given. Only the tensors named in `refreshed` may change, and no op
-  // before the timed one may read them (its results would go stale).
+  // before the timed one may read them (its results would go stale). Its
+  // seed is one no submission can foresee (CaseContext::secret_seed).
   std::function<void(uint64_t seed, HostTensors& inputs)> refresh;
   std::vector<std::string> refreshed;
   // Perf cases: checks row `row` (below `rows`) of the timed op's outputs

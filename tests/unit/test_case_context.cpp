@@ -632,6 +632,45 @@ TEST(StatelessDriver, RefreshedInputsBetweenRoundsMakeARememberedAnswerWrong) {
   EXPECT_NE(v.message().find("timed repetitions"), std::string::npos) << v.message();
 }
 
+// Answers computed ahead from inputs the submission predicts
+// (cpu-exploit-predicted-refresh): a refresh seeded from what a worker can
+// read (the printed seed is on the harness's command line) is a function it
+// can evaluate. Here the worker knows the doubling op's refresh and the
+// seed it is given, and answers the inputs it predicts, not those it gets.
+struct PredictedRefresh : StatelessReplay {
+  static constexpr uint64_t kPrintedSeed = 12345;
+  std::map<const void*, std::vector<float>> predicted;  // each set's x as the next round will have it
+
+  PredictedRefresh() {
+    f.executor.rounds = 3;
+    f.executor.behaviour = [this](const std::vector<Binding>& t, int) {
+      const float* x = t[0].tensor->as<float>();
+      auto [it, first] = predicted.try_emplace(t[0].tensor->raw(), x, x + t[0].tensor->elements());
+      std::vector<float>& next = it->second;
+      if (!first) {
+        for (float& v : next) v += static_cast<float>(1 + kPrintedSeed % 3);  // the refresh, as the harness does it
+      }
+      float* y = t[1].tensor->as<float>();
+      for (size_t i = 0; i < next.size(); ++i) y[i] = 2 * next[i];
+      return HARNESS_STATUS_OK;
+    };
+  }
+};
+
+TEST(StatelessDriver, AnswersPredictedFromARefreshSeedTheWorkerKnowsPass) {
+  PredictedRefresh r;
+  expect_gets_through_without(r, [](StatelessCase& op) {
+    op.refresh = [refresh = op.refresh](uint64_t, HostTensors& in) { refresh(PredictedRefresh::kPrintedSeed, in); };
+  });
+}
+
+TEST(StatelessDriver, RefreshesFromSecretSeedsMakePredictedAnswersWrong) {
+  PredictedRefresh r;
+  const auto v = verdict_of([&] { r.f.run_driver(); });
+  EXPECT_EQ(v.verdict(), Verdict::wrong_answer) << v.message();
+  EXPECT_NE(v.message().find("round 2"), std::string::npos) << v.message();
+}
+
 // A subtler replay: an answer remembered by address is handed back in the
 // second round only (of three), so the outputs at the end are right. Only
 // a check of the rounds before the last sees it.

@@ -299,12 +299,10 @@ void KvSession::time_decode() {
   }
   int64_t round = 1;  // the round just timed
   const int64_t row = static_cast<int64_t>(config_.q_heads) * config_.head_dim;
-  auto query_seed = [&](size_t set, int64_t r) {
-    return harness::derive_seed(ctx_.input_seed(set), fmt::format("decode-q/{}", r));
-  };
   // Between rounds: some sequences of the round just timed checked, then new
   // queries, staged so that they appear only as the round's request goes
-  // out (harness/runner/input_stage.h).
+  // out (harness/runner/input_stage.h), from a seed no submission can
+  // foresee (CaseContext::secret_seed).
   std::vector<float> next_q(static_cast<size_t>(rows * row));
   auto fresh_queries = [&](harness::InputStage& stage) {
     for (size_t s = 0; s < set_count; ++s) {
@@ -315,12 +313,14 @@ void KvSession::time_decode() {
                         fmt::format("timed repetitions, round {}, input set {} of {}, sequence {} (a spot check between "
                                     "rounds)", round, s + 1, set_count, batch[b].sequence));
       }
-      fill(next_q.data(), rows, config_.q_heads, query_seed(s, round), scores_scale_);
+      fill(next_q.data(), rows, config_.q_heads, ctx_.secret_seed(), scores_scale_);
       stage.stage(*qs[s], next_q.data());
     }
     ++round;
   };
-  for (size_t s = 0; s < set_count; ++s) fill(qs[s]->as<float>(), rows, config_.q_heads, query_seed(s, 0), scores_scale_);
+  for (size_t s = 0; s < set_count; ++s) {
+    fill(qs[s]->as<float>(), rows, config_.q_heads, harness::derive_seed(ctx_.input_seed(s), "decode-q/0"), scores_scale_);
+  }
   ++step_;
   last_op_ = fmt::format("timed decode of {} sequences", rows);
   ctx_.time("attend", attend_scalars(0, batch), sets, fresh_queries);
