@@ -38,6 +38,9 @@ struct TimingResult {
     double calls_ns = 0;     // the claimed calls, summed (warm-up included)
     size_t calls = 0;
     double floor_ns = 0;     // the shortest mean per-call time the witness allows
+    size_t requests = 0;     // how many requests the calls took: (request_ns - calls_ns) / requests is
+                             // what one request cost beyond its calls, the figure the allowance per
+                             // request must cover (witness_per_request_ns)
   };
   std::optional<Witness> witness;
   // The median the scores use: never below the witness's floor.

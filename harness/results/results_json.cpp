@@ -47,7 +47,7 @@ json to_json(const TimingResult& t) {
   if (t.witness) {
     j["witness"] = json{{"request_ns", t.witness->request_ns}, {"overhead_ns", t.witness->overhead_ns},
                         {"calls_ns", t.witness->calls_ns},     {"calls", t.witness->calls},
-                        {"floor_ns", t.witness->floor_ns}};
+                        {"floor_ns", t.witness->floor_ns},     {"requests", t.witness->requests}};
   }
   return j;
 }
@@ -70,6 +70,7 @@ TimingResult timing_from_json(const json& j) {
     witness.calls_ns = w.value("calls_ns", 0.0);
     witness.calls = w.value("calls", size_t{0});
     witness.floor_ns = w.value("floor_ns", 0.0);
+    witness.requests = w.value("requests", size_t{0});
     t.witness = witness;
   }
   return t;

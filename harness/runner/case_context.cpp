@@ -238,7 +238,8 @@ void CaseContext::judge_witness(const protocol::TimeReply& reply, double poison_
   witness.per_request_ns = per_request_ns * requests;
   witness.max_setup_ns = (2.0 * all_sets_bytes / kWitnessSlowestCopyBytesPerNs + per_request_ns) * requests;
   const WitnessJudgement j = judge_timing(claim, witness);
-  timing.witness = TimingResult::Witness{witness.request_ns, j.overhead_ns, claim.calls_ns, claim.calls, j.floor_ns};
+  timing.witness = TimingResult::Witness{witness.request_ns, j.overhead_ns, claim.calls_ns, claim.calls, j.floor_ns,
+                                         reply.witness_requests};
   if (j.contradicted) fail(Verdict::forged_timing, fmt::format("timed repetitions of {}: {}", op, j.message));
   if (!j.message.empty()) timing.note = j.message;
 }

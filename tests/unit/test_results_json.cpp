@@ -53,6 +53,7 @@ RunResults sample() {
   t.samples_ns = {1, 2, 3};
   t.summary = summarize(t.samples_ns);
   t.sets = 2;
+  t.witness = TimingResult::Witness{10e6, 1e6, 8e6, 4, 1.5e6, 2};
   c.timing = t;
   c.bandwidth = 5e9;
   c.peak_fraction = 0.5;
@@ -71,6 +72,7 @@ TEST(ResultsJson, RoundTripsEveryField) {
   EXPECT_EQ(to_json(back), first);
   EXPECT_EQ(back.entries[0].submission.expect->verdict, Verdict::timeout);
   EXPECT_DOUBLE_EQ(back.entries[0].cases[0].timing->summary.median, 2.0);
+  EXPECT_EQ(back.entries[0].cases[0].timing->witness->requests, 2u);
 }
 
 TEST(ResultsJson, UnusableInputIsAUsageErrorThatNamesTheProblem) {
