@@ -635,23 +635,35 @@ TEST(StatelessDriver, RefreshedInputsBetweenRoundsMakeARememberedAnswerWrong) {
 // Answers computed ahead from inputs the submission predicts
 // (cpu-exploit-predicted-refresh): a refresh seeded from what a worker can
 // read (the printed seed is on the harness's command line) is a function it
-// can evaluate. Here the worker knows the doubling op's refresh and the
-// seed it is given, and answers the inputs it predicts, not those it gets.
+// can evaluate. Here the worker knows the doubling op's refresh and how the
+// harness once seeded it from the case's seed (set s, round r:
+// derive_seed(derive_seed(case seed, s), "refresh/r")), and answers the
+// inputs it predicts, not those it gets.
+uint64_t seed_from_the_printed_one(uint64_t case_seed, size_t set, int round) {
+  return derive_seed(derive_seed(case_seed, set), "refresh/" + std::to_string(round));
+}
+
 struct PredictedRefresh : StatelessReplay {
-  static constexpr uint64_t kPrintedSeed = 12345;
-  std::map<const void*, std::vector<float>> predicted;  // each set's x as the next round will have it
+  struct Set {
+    size_t index;
+    int round = 1;
+    std::vector<float> x;  // as the round of the next call will have it
+  };
+  std::map<const void*, Set> predicted;
 
   PredictedRefresh() {
     f.executor.rounds = 3;
     f.executor.behaviour = [this](const std::vector<Binding>& t, int) {
       const float* x = t[0].tensor->as<float>();
-      auto [it, first] = predicted.try_emplace(t[0].tensor->raw(), x, x + t[0].tensor->elements());
-      std::vector<float>& next = it->second;
+      auto [it, first] = predicted.try_emplace(t[0].tensor->raw(),
+                                               Set{predicted.size(), 1, std::vector<float>(x, x + t[0].tensor->elements())});
+      Set& set = it->second;
       if (!first) {
-        for (float& v : next) v += static_cast<float>(1 + kPrintedSeed % 3);  // the refresh, as the harness does it
+        const uint64_t seed = seed_from_the_printed_one(f.result.seed, set.index, set.round++);
+        for (float& v : set.x) v += static_cast<float>(1 + seed % 3);  // the refresh, as the harness does it
       }
       float* y = t[1].tensor->as<float>();
-      for (size_t i = 0; i < next.size(); ++i) y[i] = 2 * next[i];
+      for (size_t i = 0; i < set.x.size(); ++i) y[i] = 2 * set.x[i];
       return HARNESS_STATUS_OK;
     };
   }
@@ -659,8 +671,13 @@ struct PredictedRefresh : StatelessReplay {
 
 TEST(StatelessDriver, AnswersPredictedFromARefreshSeedTheWorkerKnowsPass) {
   PredictedRefresh r;
-  expect_gets_through_without(r, [](StatelessCase& op) {
-    op.refresh = [refresh = op.refresh](uint64_t, HostTensors& in) { refresh(PredictedRefresh::kPrintedSeed, in); };
+  expect_gets_through_without(r, [case_seed = r.f.result.seed](StatelessCase& op) {
+    // The refresh seeded as it once was; each set known by its inputs.
+    op.refresh = [refresh = op.refresh, case_seed, sets = std::map<const HostTensors*, std::pair<size_t, int>>()](
+                     uint64_t, HostTensors& in) mutable {
+      auto& [index, round] = sets.try_emplace(&in, sets.size(), 0).first->second;
+      refresh(seed_from_the_printed_one(case_seed, index, ++round), in);
+    };
   });
 }
 
