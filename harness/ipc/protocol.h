@@ -75,6 +75,17 @@ struct CallReply {
   std::optional<Fault> fault;
 };
 
+// One timing request as the harness saw it (the timing witness; see
+// harness/witness/timing_witness.h): its own clock around the request, the
+// calls it asked for, and what the worker claimed they took.
+struct WitnessedRequest {
+  double ns = 0;                // the harness's clock around the request
+  size_t warmup_calls = 0;      // asked for, untimed
+  size_t timed_calls = 0;       // asked for, timed
+  double claimed_ns = 0;        // the worker's times of all those calls, summed
+  double claimed_setup_ns = 0;  // the worker's device copies before and after its loop
+};
+
 struct TimeReply {
   int32_t status = 0;
   std::string message;
@@ -84,11 +95,10 @@ struct TimeReply {
   size_t warmup_calls = 0;
   double warmup_ns = 0;  // host clock around the warm-up calls, summed like wall_ns
   double setup_ns = 0;   // binding the sets before the loop and handing outputs back after (device copies)
-  // Not part of the message: the harness's own clock around the whole
-  // request, set by an executor whose samples come from another process
-  // (the timing witness; see harness/witness/timing_witness.h).
-  std::optional<double> witness_ns;
-  size_t witness_requests = 0;  // how many requests witness_ns covers
+  // Not part of the message: every request as the harness's own clock saw
+  // it, recorded by an executor whose samples come from another process;
+  // empty where the samples are the harness's own.
+  std::vector<WitnessedRequest> witnessed;
 };
 
 void to_json(nlohmann::json& j, const TensorBinding& b);

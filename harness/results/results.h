@@ -33,11 +33,11 @@ struct TimingResult {
   // samples are the harness's own, e.g. process submissions): see
   // harness/witness/timing_witness.h.
   struct Witness {
-    double request_ns = 0;   // harness clock around the request
+    double request_ns = 0;   // harness clock around the requests, summed
     double overhead_ns = 0;  // stated overhead subtracted from it
     double calls_ns = 0;     // the claimed calls, summed (warm-up included)
     size_t calls = 0;
-    double floor_ns = 0;     // the shortest mean per-call time the witness allows
+    double floor_ns = 0;     // the shortest per-call time the witness allows (a median over requests)
     size_t requests = 0;     // how many requests the calls took: (request_ns - calls_ns) / requests is
                              // what one request cost beyond its calls, the figure the allowance per
                              // request must cover (witness_per_request_ns)

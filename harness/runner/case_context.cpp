@@ -224,22 +224,13 @@ double CaseContext::time_poisoning(const std::vector<Binding>& set) const {
 
 void CaseContext::judge_witness(const protocol::TimeReply& reply, double poison_ns, double all_sets_bytes,
                                 const std::string& op, TimingResult& timing) const {
-  TimingClaim claim;
-  claim.calls = reply.warmup_calls + reply.wall_ns.size();
-  claim.calls_ns = reply.warmup_ns;
-  for (double ns : reply.wall_ns) claim.calls_ns += ns;
-  claim.setup_ns = reply.setup_ns;
-  claim.median_ns = median(reply.device_ns);
-  TimingWitness witness;
-  witness.request_ns = *reply.witness_ns;
-  witness.per_call_ns = kWitnessPoisonFactor * poison_ns + kWitnessPerCallNs;
-  const auto requests = static_cast<double>(std::max<size_t>(reply.witness_requests, 1));
-  const double per_request_ns = witness_per_request_ns(device_.kind);
-  witness.per_request_ns = per_request_ns * requests;
-  witness.max_setup_ns = (2.0 * all_sets_bytes / kWitnessSlowestCopyBytesPerNs + per_request_ns) * requests;
-  const WitnessJudgement j = judge_timing(claim, witness);
-  timing.witness = TimingResult::Witness{witness.request_ns, j.overhead_ns, claim.calls_ns, claim.calls, j.floor_ns,
-                                         reply.witness_requests};
+  WitnessAllowances allowances;
+  allowances.per_call_ns = kWitnessPoisonFactor * poison_ns + kWitnessPerCallNs;
+  allowances.per_request_ns = witness_per_request_ns(device_.kind);
+  allowances.max_setup_per_request_ns = 2.0 * all_sets_bytes / kWitnessSlowestCopyBytesPerNs + allowances.per_request_ns;
+  const WitnessJudgement j = judge_timing(reply.witnessed, median(reply.device_ns), allowances);
+  timing.witness = TimingResult::Witness{j.request_ns, j.overhead_ns, j.claimed_ns, j.calls, j.floor_ns,
+                                         reply.witnessed.size()};
   if (j.contradicted) fail(Verdict::forged_timing, fmt::format("timed repetitions of {}: {}", op, j.message));
   if (!j.message.empty()) timing.note = j.message;
 }
@@ -300,7 +291,7 @@ const TimingResult& CaseContext::time(const std::string& op, const nlohmann::jso
   HARNESS_CHECK(!reply.device_ns.empty(), "timing of {} returned no samples", op);
 
   TimingResult timing;
-  if (reply.witness_ns) judge_witness(reply, poison_ns, set_bytes * static_cast<double>(sets.size()), op, timing);
+  if (!reply.witnessed.empty()) judge_witness(reply, poison_ns, set_bytes * static_cast<double>(sets.size()), op, timing);
   timing.clock = executor_.device_clock();
   timing.samples_ns = reply.device_ns;
   // Work a submission launches on a stream the events do not see finishes

@@ -244,7 +244,7 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
   const std::string what = op + " (timed repetitions)";
   const size_t n = sets.size();
   protocol::TimeReply total;
-  total.witness_ns = 0.0;
+  double witnessed_ns = 0;  // the harness's clock around every request so far
   size_t next_set = 0;
   double last_batch_ns = 0;  // the harness's clock around the last batch
   size_t last_batch_calls = 0;
@@ -262,8 +262,8 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
                               -1, timeout_s, what);
     last_batch_ns = static_cast<double>(monotonic_ns() - start);
     last_batch_calls = warmup + calls;
-    *total.witness_ns += last_batch_ns;
-    ++total.witness_requests;
+    witnessed_ns += last_batch_ns;
+    total.witnessed.push_back(protocol::WitnessedRequest{last_batch_ns, warmup, calls, 0.0, 0.0});
     if (!body.contains("device_ns")) {
       const auto failed = decode<protocol::CallReply>(body, what);
       raise_fault(failed.fault, what);
@@ -281,6 +281,10 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
                                          what, warmup, calls, reply.warmup_calls, reply.device_ns.size()));
     }
     if (!usable_samples(reply)) malformed(what, body, "its timings are not one finite, non-negative sample per call");
+    protocol::WitnessedRequest& seen = total.witnessed.back();
+    seen.claimed_ns = reply.warmup_ns;
+    for (double ns : reply.wall_ns) seen.claimed_ns += ns;
+    seen.claimed_setup_ns = reply.setup_ns;
     total.warmup_calls += warmup;
     total.warmup_ns += reply.warmup_ns;
     total.setup_ns += reply.setup_ns;
@@ -313,9 +317,9 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
   // 100 calls per set), as run_timing_loop does.
   if (!run_calls(n, 0)) return total;
   const double warmup_ns = policy.warmup_ms * 1e6;
-  if (*total.witness_ns < warmup_ns) {
-    const double per_call = *total.witness_ns / static_cast<double>(n);
-    const auto more = static_cast<size_t>(std::ceil((warmup_ns - *total.witness_ns) / std::max(per_call, 1.0)));
+  if (witnessed_ns < warmup_ns) {
+    const double per_call = witnessed_ns / static_cast<double>(n);
+    const auto more = static_cast<size_t>(std::ceil((warmup_ns - witnessed_ns) / std::max(per_call, 1.0)));
     if (!run_calls(std::min(more, 99 * n), 0)) return total;
   }
   double per_call_ns = last_batch_ns / static_cast<double>(std::max<size_t>(last_batch_calls, 1));

@@ -4,35 +4,68 @@
 
 #include <algorithm>
 
+#include "harness/core/stats.h"
+
 namespace harness {
 
-WitnessJudgement judge_timing(const TimingClaim& claim, const TimingWitness& witness) {
+namespace {
+
+// What the witness leaves for one request's calls: its clock less its stated
+// overhead (the claimed copies counted only up to what a slow bus needs).
+double overhead_of(const protocol::WitnessedRequest& r, const WitnessAllowances& a) {
+  const double setup = std::clamp(r.claimed_setup_ns, 0.0, a.max_setup_per_request_ns);
+  return a.per_request_ns + setup + a.per_call_ns * static_cast<double>(r.warmup_calls + r.timed_calls);
+}
+
+// The median over timed calls of the time per call their request leaves,
+// over the margin: each timed call counts once, with its request's figure.
+double floor_of(const std::vector<protocol::WitnessedRequest>& requests, const WitnessAllowances& a,
+                size_t& timed_requests) {
+  std::vector<double> per_timed_call;
+  for (const auto& r : requests) {
+    if (r.timed_calls == 0) continue;
+    ++timed_requests;
+    const double left = std::max(0.0, r.ns - overhead_of(r, a));
+    const double per_call = left / (static_cast<double>(r.warmup_calls + r.timed_calls) * kWitnessMargin);
+    per_timed_call.insert(per_timed_call.end(), r.timed_calls, per_call);
+  }
+  return per_timed_call.empty() ? 0.0 : median(std::move(per_timed_call));
+}
+
+}  // namespace
+
+WitnessJudgement judge_timing(const std::vector<protocol::WitnessedRequest>& requests, double median_ns,
+                              const WitnessAllowances& allowances) {
   WitnessJudgement j;
-  const double setup = std::clamp(claim.setup_ns, 0.0, witness.max_setup_ns);
-  j.overhead_ns = witness.per_request_ns + setup + witness.per_call_ns * static_cast<double>(claim.calls);
-  j.left_for_calls_ns = std::max(0.0, witness.request_ns - j.overhead_ns);
-  j.floor_ns = claim.calls > 0 ? j.left_for_calls_ns / (static_cast<double>(claim.calls) * kWitnessMargin) : 0.0;
-  j.median_used_ns = std::max(claim.median_ns, j.floor_ns);
-  if (claim.calls_ns > witness.request_ns) {
+  for (const auto& r : requests) {
+    j.calls += r.warmup_calls + r.timed_calls;
+    j.request_ns += r.ns;
+    j.claimed_ns += r.claimed_ns;
+    j.overhead_ns += overhead_of(r, allowances);
+  }
+  j.left_for_calls_ns = std::max(0.0, j.request_ns - j.overhead_ns);
+  j.floor_ns = floor_of(requests, allowances, j.timed_requests);
+  j.median_used_ns = std::max(median_ns, j.floor_ns);
+  if (j.claimed_ns > j.request_ns) {
     j.contradicted = true;
     j.message = fmt::format(
-        "the worker claims {} calls took {:.3f} ms in all (median {:.1f} us), but the harness's clock saw the whole "
-        "request take {:.3f} ms: more time than passed",
-        claim.calls, claim.calls_ns / 1e6, claim.median_ns / 1e3, witness.request_ns / 1e6);
-  } else if (claim.calls_ns * kWitnessMargin < j.left_for_calls_ns) {
+        "the worker claims {} calls took {:.3f} ms in all (median {:.1f} us), but the harness's clock saw the "
+        "requests take {:.3f} ms: more time than passed",
+        j.calls, j.claimed_ns / 1e6, median_ns / 1e3, j.request_ns / 1e6);
+  } else if (j.claimed_ns * kWitnessMargin < j.left_for_calls_ns) {
     j.contradicted = true;
     j.message = fmt::format(
-        "the worker claims {} calls took {:.3f} ms in all (median {:.1f} us), but the harness's clock saw the request "
-        "take {:.3f} ms, of which at most {:.3f} ms is overhead ({:.3f} ms for the requests, {:.1f} us per call, {:.3f} ms "
-        "of copies): the calls took at least {:.3f} ms, over {:.1f}x the claim",
-        claim.calls, claim.calls_ns / 1e6, claim.median_ns / 1e3, witness.request_ns / 1e6, j.overhead_ns / 1e6,
-        witness.per_request_ns / 1e6, witness.per_call_ns / 1e3, setup / 1e6, j.left_for_calls_ns / 1e6,
-        kWitnessMargin);
-  } else if (j.floor_ns > claim.median_ns) {
+        "the worker claims {} calls took {:.3f} ms in all (median {:.1f} us), but the harness's clock saw {} requests "
+        "take {:.3f} ms, of which at most {:.3f} ms is overhead ({:.3f} ms per request, {:.1f} us per call, copies "
+        "as claimed up to {:.3f} ms per request): the calls took at least {:.3f} ms, over {:.1f}x the claim",
+        j.calls, j.claimed_ns / 1e6, median_ns / 1e3, requests.size(), j.request_ns / 1e6, j.overhead_ns / 1e6,
+        allowances.per_request_ns / 1e6, allowances.per_call_ns / 1e3, allowances.max_setup_per_request_ns / 1e6,
+        j.left_for_calls_ns / 1e6, kWitnessMargin);
+  } else if (j.floor_ns > median_ns) {
     j.message = fmt::format(
-        "median raised from {:.1f} us to the witness's floor of {:.1f} us per call ({:.3f} ms left for {} calls by the "
-        "harness's clock, over {:.1f})",
-        claim.median_ns / 1e3, j.floor_ns / 1e3, j.left_for_calls_ns / 1e6, claim.calls, kWitnessMargin);
+        "median raised from {:.1f} us to the witness's floor of {:.1f} us per call (over its {} requests of timed "
+        "calls, the median time per call the harness's clock left, over {:.1f})",
+        median_ns / 1e3, j.floor_ns / 1e3, j.timed_requests, kWitnessMargin);
   }
   return j;
 }

@@ -15,13 +15,21 @@
 // The harness sets how many calls each request makes (WorkerExecutor::time
 // sends batches of a known size and refuses a reply with another count), so
 // the number of calls is not the worker's word. A claim is contradicted
-// when the calls, summed, take longer than the whole request did, or fall
-// short of
-// what the witness leaves for them by more than a factor kWitnessMargin:
-// the time went somewhere the claim does not show. The scores then never
-// use a per-call time below the witness's floor (what is left for the calls,
-// over their number, divided by the margin), so a few long claims beside
-// many tiny ones (a fast median over an honest sum) gain nothing either.
+// when the calls, summed over every request, take longer than the requests
+// did, or fall short of what the witness leaves for them by more than a
+// factor kWitnessMargin: the time went somewhere the claim does not show.
+// The scores then never use a per-call time below the witness's floor, so a
+// few long claims beside many tiny ones (a fast median over an honest sum)
+// gain nothing either.
+//
+// The floor is a median, like the score it bounds: each request of timed
+// calls leaves some time per call (its clock, less its stated overhead, over
+// its calls); the floor is the median of that over the timed calls, divided
+// by the margin. Warm-up requests and a few slow requests do not move it: a
+// mean over every call once let two 33 ms warm-up calls on a busy machine
+// put the floor at 0.99 of an honest 8.2 ms median. A forger gains nothing
+// from the median: every request's time is the harness's own clock, so a
+// request is short only when its calls really were.
 //
 // What it cannot see: a forger claiming at most kWitnessMargin times less
 // than it took (plus the stated allowances), or spending real time to look
@@ -32,37 +40,37 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
+
+#include "harness/ipc/protocol.h"
 
 namespace harness {
 
 inline constexpr double kWitnessMargin = 1.5;
 
-// What the worker claimed about one timing request.
-struct TimingClaim {
-  size_t calls = 0;       // warm-up calls plus timed calls (the count the harness asked for)
-  double calls_ns = 0;    // their claimed times, summed (host clock around call + synchronise)
-  double setup_ns = 0;    // claimed device copies before and after the loop
-  double median_ns = 0;   // the median the score would use
-};
-
-// The harness's own figures.
-struct TimingWitness {
-  double request_ns = 0;        // harness clock around the request
-  double per_call_ns = 0;       // stated cost between two calls (re-poisoning, bookkeeping)
-  double per_request_ns = 0;    // stated cost of the requests, all of them (messages, loop start)
-  double max_setup_ns = 0;      // the most the device copies may take (bytes at the slowest copy rate)
+// What the witness allows for beyond the calls themselves.
+struct WitnessAllowances {
+  double per_call_ns = 0;               // between two calls (re-poisoning, bookkeeping)
+  double per_request_ns = 0;            // one request's messages and the timed loop's start
+  double max_setup_per_request_ns = 0;  // the most one request's device copies may take (bytes at the slowest copy rate)
 };
 
 struct WitnessJudgement {
-  double overhead_ns = 0;        // stated overhead subtracted from the witness
+  size_t calls = 0;              // every call asked for, warm-up included
+  double request_ns = 0;         // the harness's clock around every request, summed
+  double claimed_ns = 0;         // the worker's times of every call, summed
+  double overhead_ns = 0;        // stated overhead subtracted from the witness, all requests
   double left_for_calls_ns = 0;  // request_ns - overhead_ns
-  double floor_ns = 0;           // the shortest mean time per call the witness allows
+  size_t timed_requests = 0;     // requests with timed calls: the floor's median runs over them
+  double floor_ns = 0;           // the shortest time per call the witness allows
   double median_used_ns = 0;     // max(claimed median, floor)
   bool contradicted = false;
   std::string message;           // names both figures when contradicted, or when the floor raised the median
 };
 
-WitnessJudgement judge_timing(const TimingClaim& claim, const TimingWitness& witness);
+// `median_ns`: the claimed median the score would use.
+WitnessJudgement judge_timing(const std::vector<protocol::WitnessedRequest>& requests, double median_ns,
+                              const WitnessAllowances& allowances);
 
 // The stated cost of one request (its messages, the timed loop's start) for
 // a worker on a device of this kind ("cpu", "cuda"). Measured for the CPU:

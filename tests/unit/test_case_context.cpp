@@ -48,8 +48,11 @@ class FakeExecutor : public Executor {
         reply.wall_ns.push_back(1500);
       }
     }
-    reply.witness_ns = witness_ns;
-    reply.witness_requests = 1;
+    if (witness_ns) {
+      double claimed_ns = 0;
+      for (double ns : reply.wall_ns) claimed_ns += ns;
+      reply.witnessed.push_back(protocol::WitnessedRequest{*witness_ns, 0, reply.wall_ns.size(), claimed_ns, 0});
+    }
     return reply;
   }
   void release(const SharedTensor&) override {}
