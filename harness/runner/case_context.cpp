@@ -26,11 +26,10 @@ std::atomic<uint64_t> next_tensor_id{1};
 // The timing witness's stated overheads (harness/witness/timing_witness.h).
 // Between two calls the worker re-poisons the outputs: allowed at twice what
 // the same poisoning takes here, plus the loop's clock reads and its running
-// median. One request: witness_per_request_ns. Copies to and from a
-// device: never slower than 1 GB/s.
+// median. One request: witness_per_request_ns; its copies:
+// witness_max_copy_ns.
 constexpr double kWitnessPoisonFactor = 2.0;
 constexpr double kWitnessPerCallNs = 10e3;
-constexpr double kWitnessSlowestCopyBytesPerNs = 1.0;
 
 std::string status_name(int32_t status) {
   switch (status) {
@@ -227,7 +226,7 @@ void CaseContext::judge_witness(const protocol::TimeReply& reply, double poison_
   WitnessAllowances allowances;
   allowances.per_call_ns = kWitnessPoisonFactor * poison_ns + kWitnessPerCallNs;
   allowances.per_request_ns = witness_per_request_ns(device_.kind);
-  allowances.max_setup_per_request_ns = 2.0 * all_sets_bytes / kWitnessSlowestCopyBytesPerNs + allowances.per_request_ns;
+  allowances.max_setup_per_request_ns = witness_max_copy_ns(device_.kind, all_sets_bytes);
   const WitnessJudgement j = judge_timing(reply.witnessed, median(reply.device_ns), allowances);
   timing.witness = TimingResult::Witness{j.request_ns, j.overhead_ns, j.claimed_ns, j.calls, j.floor_ns,
                                          reply.witnessed.size()};

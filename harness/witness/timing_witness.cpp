@@ -72,4 +72,10 @@ WitnessJudgement judge_timing(const std::vector<protocol::WitnessedRequest>& req
 
 double witness_per_request_ns(const std::string& device_kind) { return device_kind == "cpu" ? 1e6 : 5e6; }
 
+double witness_max_copy_ns(const std::string& device_kind, double all_sets_bytes) {
+  constexpr double kSlowestCopyBytesPerNs = 1.0;
+  if (device_kind == "cpu") return 0.0;
+  return 2.0 * all_sets_bytes / kSlowestCopyBytesPerNs + witness_per_request_ns(device_kind);
+}
+
 }  // namespace harness

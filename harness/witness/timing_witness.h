@@ -82,4 +82,12 @@ WitnessJudgement judge_timing(const std::vector<protocol::WitnessedRequest>& req
 // 64-row case (two 5 ms calls per request). Not measured on a GPU yet: 5 ms.
 double witness_per_request_ns(const std::string& device_kind);
 
+// The most one request's device copies may take, for a worker on a device
+// of this kind whose sets hold `all_sets_bytes` together: none on the CPU,
+// whose backend copies nothing (a worker that claims copies there moves
+// time out of its calls: cpu-exploit-claimed-copies); elsewhere every set's
+// bytes there and back at 1 GB/s, a rate no bus falls below, plus one
+// request's allowance. The GPU's copy rate is not measured by the harness.
+double witness_max_copy_ns(const std::string& device_kind, double all_sets_bytes);
+
 }  // namespace harness

@@ -128,6 +128,28 @@ TEST(TimingWitness, ClaimedCopiesAreCappedByTheSlowestCopyRate) {
   EXPECT_TRUE(judge_timing(one_request(1000, 50, 50 * 1e3, 1e9), 1e3, allowances_of(5e6)).contradicted);
 }
 
+// cpu-exploit-claimed-copies (softmax_topk perf.normal.r256.v131072.k8, two
+// sets of 134 MB, seed 1 on a 2-core VM): its replies moved 90% of every
+// call into claimed copies, 1.7 s of them over 7 requests that the
+// harness's clock saw take 1.93 s.
+TEST(TimingWitness, CopiesClaimedByACpuWorkerAreAllowedNothing) {
+  const double all_sets_bytes = 2 * 134234112.0;
+  std::vector<WitnessedRequest> requests(7, WitnessedRequest{1928.947e6 / 7, 0, 2, 192.643e6 / 7, 1700e6 / 7});
+  requests[0].timed_calls = 0;
+  requests[0].warmup_calls = 2;
+  WitnessAllowances allowances{10e3, witness_per_request_ns("cpu"), 0};
+  allowances.max_setup_per_request_ns = witness_max_copy_ns("cpu", all_sets_bytes);
+  EXPECT_EQ(allowances.max_setup_per_request_ns, 0.0);
+  const WitnessJudgement j = judge_timing(requests, 13.5e6, allowances);
+  EXPECT_TRUE(j.contradicted) << j.message;
+  // Allowed copies at 1 GB/s, as a GPU worker is, the move stayed hidden:
+  // the calls scored at ten times their speed.
+  allowances.max_setup_per_request_ns = witness_max_copy_ns("cuda", all_sets_bytes);
+  const WitnessJudgement hidden = judge_timing(requests, 13.5e6, allowances);
+  EXPECT_FALSE(hidden.contradicted) << hidden.message;
+  EXPECT_EQ(hidden.median_used_ns, 13.5e6);
+}
+
 TEST(MemoryWitness, ReadsThisProcessResidentMemoryGrowing) {
   const auto before = resident_anonymous_bytes(::getpid());
   ASSERT_TRUE(before.has_value());
