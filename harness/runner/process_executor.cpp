@@ -134,15 +134,19 @@ void ProcessExecutor::ensure_started() {
   launch.sandbox.readable = {target_.folder, client_path(), target_.command.front()};
   launch.sandbox.readable.insert(launch.sandbox.readable.end(), target_.include_dirs.begin(), target_.include_dirs.end());
   launch.sandbox.writable = target_.scratch;
+  // The run's folders: every log, every submission's tensors, the staged
+  // inputs beside this one's scratch folder.
+  launch.sandbox.private_paths = {std::filesystem::path(target_.scratch).parent_path().string(),
+                                  std::filesystem::path(target_.log_path).parent_path().string()};
   launch.sandbox.may_start_processes = true;
   const char* python_path = std::getenv("PYTHONPATH");
   launch.environment = {"HARNESS_PROTOCOL=1", "HARNESS_SCRATCH=" + target_.scratch,
                         "PYTHONPATH=" + client_path() + (python_path && *python_path ? std::string(":") + python_path : "")};
-  process_ = std::make_unique<WorkerProcess>(launch);
-  channel_ = std::make_unique<LineChannel>(process_->socket_fd());
-  channel_->watch_exit(process_->pid());
   // A start that fails fails the same way for every case: remember it.
   try {
+    process_ = std::make_unique<WorkerProcess>(launch);
+    channel_ = std::make_unique<LineChannel>(process_->socket_fd());
+    channel_->watch_exit(process_->pid());
     const json hello = exchange(json{{"type", "hello"}, {"protocol", 1}, {"challenge", target_.challenge},
                                      {"abi_version", target_.abi_version}, {"scratch", target_.scratch}},
                                 kHelloTimeoutSeconds, "start-up (the hello)");

@@ -102,6 +102,29 @@ int landlock_abi(std::string* why) {
   return static_cast<int>(abi);
 }
 
+std::set<std::string> readable_paths(const SandboxRequest& request) {
+  std::set<std::string> readable(std::begin(kSystemReadable), std::end(kSystemReadable));
+  for (const auto& path : request.readable) {
+    readable.insert(path);
+    add_install_prefixes(path, readable);
+  }
+  // An interpreter's own search paths (a virtual environment, user site
+  // packages, PYTHONPATH) are read from the harness's environment.
+  for (const char* name : {"VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONHOME"}) {
+    if (const char* value = std::getenv(name); value && *value) readable.insert(value);
+  }
+  if (const char* python_path = std::getenv("PYTHONPATH")) {
+    std::string list = python_path;
+    for (size_t start = 0; start <= list.size();) {
+      const size_t end = std::min(list.find(':', start), list.size());
+      if (end > start) readable.insert(list.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  if (const char* home = std::getenv("HOME"); home && *home) readable.insert(std::string(home) + "/.local/lib");
+  return readable;
+}
+
 int make_landlock_ruleset(const SandboxRequest& request, int abi) {
   RulesetAttr attr{fs_rights(abi), 0, 0};
   size_t size = sizeof(uint64_t);
@@ -118,26 +141,7 @@ int make_landlock_ruleset(const SandboxRequest& request, int abi) {
   const int fd = keep_clear_of_standard_fds(static_cast<int>(ruleset));
   try {
     const uint64_t read = kExecute | kReadFile | kReadDir;
-    std::set<std::string> readable(std::begin(kSystemReadable), std::end(kSystemReadable));
-    for (const auto& path : request.readable) {
-      readable.insert(path);
-      add_install_prefixes(path, readable);
-    }
-    // An interpreter's own search paths (a virtual environment, user site
-    // packages, PYTHONPATH) are read from the harness's environment.
-    for (const char* name : {"VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONHOME"}) {
-      if (const char* value = std::getenv(name); value && *value) readable.insert(value);
-    }
-    if (const char* python_path = std::getenv("PYTHONPATH")) {
-      std::string list = python_path;
-      for (size_t start = 0; start <= list.size();) {
-        const size_t end = std::min(list.find(':', start), list.size());
-        if (end > start) readable.insert(list.substr(start, end - start));
-        start = end + 1;
-      }
-    }
-    if (const char* home = std::getenv("HOME"); home && *home) readable.insert(std::string(home) + "/.local/lib");
-    for (const auto& path : readable) add_path_rule(fd, path, read, abi);
+    for (const auto& path : readable_paths(request)) add_path_rule(fd, path, read, abi);
 
     const uint64_t device = kReadFile | kWriteFile | kTruncate | kIoctlDev;
     for (const char* path : kDeviceFiles) add_path_rule(fd, path, device, abi);

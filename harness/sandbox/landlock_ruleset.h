@@ -3,6 +3,7 @@
 // calls landlock_restrict_self.
 #pragma once
 
+#include <set>
 #include <string>
 
 #include "harness/sandbox/sandbox.h"
@@ -12,6 +13,11 @@ namespace harness {
 // The kernel's Landlock ABI version; 0 when it has none (or it is disabled),
 // with the reason in *why.
 int landlock_abi(std::string* why = nullptr);
+
+// Every path a child may read and execute: the system folders, the
+// request's readable paths with the installation each executable lies in,
+// and an interpreter's search paths from the harness's environment.
+std::set<std::string> readable_paths(const SandboxRequest& request);
 
 // A ruleset fd (close-on-exec) allowing: read and execute of the system
 // folders and the request's readable paths; read, write and create in its

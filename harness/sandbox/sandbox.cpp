@@ -15,6 +15,7 @@
 
 #include "harness/core/error.h"
 #include "harness/sandbox/landlock_ruleset.h"
+#include "harness/sandbox/private_paths.h"
 #include "harness/sandbox/process_limits.h"
 #include "harness/sandbox/sandbox_parts.h"
 #include "harness/sandbox/seccomp_filter.h"
@@ -91,6 +92,7 @@ struct PreparedSandbox::Parts {
 };
 
 PreparedSandbox::PreparedSandbox(const SandboxRequest& request) : parts_(std::make_unique<Parts>()) {
+  refuse_reads_of_private_paths(readable_paths(request), request.private_paths);
   prepare_harness_process();
   warn_about_missing_sandbox_parts();
   const auto disabled = disabled_sandbox_parts();

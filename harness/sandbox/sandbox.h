@@ -37,6 +37,9 @@ namespace harness {
 struct SandboxRequest {
   std::vector<std::string> readable;  // files or folders it reads (and may execute)
   std::string writable;               // its scratch folder; empty: none
+  // The harness's own folders, which no readable path may hold or lie in
+  // (harness/sandbox/private_paths.h); the writable folder may lie in one.
+  std::vector<std::string> private_paths;
   bool may_start_processes = false;   // process submissions may fork (a shell, an interpreter's shim)
   bool cuda = false;                  // a CUDA worker: no address-space limit, the GPU's device files
 };
