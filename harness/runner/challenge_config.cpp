@@ -28,6 +28,7 @@ ChallengeConfig parse(const std::string& name, const std::string& text) {
       config.performance.bandwidth_share = p.value("bandwidth_share", config.performance.bandwidth_share);
     }
     config.tolerances = config.raw.value("tolerances", nlohmann::json::object());
+    config.baselines = config.raw.value("baselines", std::map<std::string, std::string>{});
   } catch (const nlohmann::json::exception& e) {
     HARNESS_FAIL("challenges/{}/challenge.json: {}", name, e.what());
   }
@@ -49,6 +50,10 @@ const ChallengeConfig& challenge_config(const std::string& name) {
   auto text = texts().find(name);
   HARNESS_CHECK(text != texts().end(), "challenge '{}' has no challenge.json compiled in", name);
   return parsed.emplace(name, parse(name, text->second)).first->second;
+}
+
+const ChallengeConfig* find_challenge_config(const std::string& name) {
+  return texts().count(name) ? &challenge_config(name) : nullptr;
 }
 
 }  // namespace harness

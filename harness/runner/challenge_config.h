@@ -26,6 +26,10 @@ struct ChallengeConfig {
   // computes itself (memory, capacity).
   std::map<std::string, double> weights;
   PerformanceScoring performance;
+  // Device kind -> the folder of the naive baseline, relative to the
+  // project's root: the only submission that may take the role "baseline"
+  // (every entry's speedup is measured against it).
+  std::map<std::string, std::string> baselines;
   nlohmann::json tolerances = nlohmann::json::object();
   nlohmann::json raw;
 };
@@ -33,6 +37,8 @@ struct ChallengeConfig {
 bool register_challenge_config(const char* name, const char* json_text);
 // Throws HarnessError when the challenge has no (valid) challenge.json.
 const ChallengeConfig& challenge_config(const std::string& name);
+// The challenge's config, or nullptr for a name no challenge has.
+const ChallengeConfig* find_challenge_config(const std::string& name);
 
 }  // namespace harness
 

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cctype>
+#include <filesystem>
 #include <map>
 #include <sstream>
 
 #include "harness/core/error.h"
 #include "harness/core/files.h"
+#include "harness/runner/challenge_config.h"
 #include "harness/submissions/process_command.h"
 
 #ifndef HARNESS_BUILD_DIR
@@ -112,6 +114,72 @@ std::string Catalog::default_index_path() {
   return std::string(HARNESS_BUILD_DIR) + "/submission_index.json";
 }
 
+namespace {
+
+void refuse(SubmissionRecord& record, const std::string& why) {
+  record.manifest_error = fmt::format("{}: {}", record.manifest_path, why);
+  record.build.status = "failed";
+  record.build.reason = record.manifest_error;
+  record.manifest.reset();
+}
+
+// The folder of the challenge's naive baseline on this record's device, as
+// challenge.json names it ("baselines"); empty where it names none.
+std::string configured_baseline(const SubmissionRecord& record) {
+  const ChallengeConfig* config = find_challenge_config(record.challenge);
+  if (!config || !record.manifest) return "";
+  const auto it = config->baselines.find(record.manifest->device);
+  return it == config->baselines.end() ? "" : it->second;
+}
+
+bool is_configured_baseline(const SubmissionRecord& record) {
+  const std::string configured = configured_baseline(record);
+  if (configured.empty()) return false;
+  std::error_code ec1, ec2;
+  const auto expected = std::filesystem::weakly_canonical(std::filesystem::path(HARNESS_SOURCE_DIR) / configured, ec1);
+  const auto folder = std::filesystem::weakly_canonical(record.manifest->folder, ec2);
+  return !ec1 && !ec2 && expected == folder;
+}
+
+// Every entry's speedup is measured against the baseline, so the role is
+// the challenge's to give, not a manifest's to take: a submission calling
+// itself the baseline (a slow one lifts every speedup, its own included; a
+// fast one zeroes everyone else's) is refused.
+void refuse_unconfigured_baselines(std::vector<SubmissionRecord>& records) {
+  for (SubmissionRecord& record : records) {
+    if (!record.manifest || record.manifest->role != "baseline" || is_configured_baseline(record)) continue;
+    const std::string configured = configured_baseline(record);
+    refuse(record, configured.empty()
+                       ? fmt::format("role \"baseline\": challenges/{}/challenge.json names no {} baseline",
+                                     record.challenge, record.manifest->device)
+                       : fmt::format("role \"baseline\" belongs to the folder challenges/{}/challenge.json names for "
+                                     "{} (\"baselines\": {}), not to this one",
+                                     record.challenge, record.manifest->device, configured));
+  }
+}
+
+// One name per challenge. The configured baseline keeps its name whatever
+// sorts before it (a folder "a" naming itself "cpu-naive" would otherwise
+// push the real baseline out); otherwise the first in the index does.
+void refuse_duplicate_names(std::vector<SubmissionRecord>& records) {
+  std::map<std::pair<std::string, std::string>, size_t> owner;
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (!records[i].manifest) continue;
+    const auto key = std::make_pair(records[i].challenge, records[i].name);
+    const auto it = owner.find(key);
+    if (it == owner.end() || (is_configured_baseline(records[i]) && !is_configured_baseline(records[it->second]))) {
+      owner[key] = i;
+    }
+  }
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (!records[i].manifest) continue;
+    const size_t kept = owner.at(std::make_pair(records[i].challenge, records[i].name));
+    if (kept != i) refuse(records[i], fmt::format("the name '{}' is already used by {}", records[i].name, records[kept].manifest_path));
+  }
+}
+
+}  // namespace
+
 Catalog Catalog::load(const std::string& index_path) {
   if (!file_exists(index_path)) {
     throw UsageError(fmt::format("no submission index at '{}': configure and build the project first", index_path));
@@ -123,7 +191,6 @@ Catalog Catalog::load(const std::string& index_path) {
     throw UsageError(fmt::format("{}: not valid JSON: {}", index_path, e.what()));
   }
   Catalog catalog;
-  std::map<std::pair<std::string, std::string>, std::string> seen;
   for (const auto& item : index) {
     SubmissionRecord record;
     record.manifest_path = item.at("manifest").get<std::string>();
@@ -155,17 +222,10 @@ Catalog Catalog::load(const std::string& index_path) {
       record.build.status = "failed";
       record.build.reason = record.manifest_error;
     }
-    const auto key = std::make_pair(record.challenge, record.name);
-    if (record.manifest && seen.count(key)) {
-      record.manifest_error = fmt::format("{}: the name '{}' is already used by {}", record.manifest_path,
-                                          record.name, seen[key]);
-      record.build.status = "failed";
-      record.build.reason = record.manifest_error;
-      record.manifest.reset();
-    }
-    seen.emplace(key, record.manifest_path);
     catalog.records_.push_back(std::move(record));
   }
+  refuse_unconfigured_baselines(catalog.records_);
+  refuse_duplicate_names(catalog.records_);
   return catalog;
 }
 

@@ -1,8 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "harness/core/error.h"
+#include "harness/core/files.h"
 #include "harness/submissions/catalog.h"
 #include "harness/submissions/manifest.h"
+#include "support/test_support.h"
 
 namespace harness {
 namespace {
@@ -88,6 +92,49 @@ TEST(Manifest, ExploitsDeclareTheirVerdictAndMayNameTheirCases) {
   EXPECT_TRUE(is_unranked_role(m.role));
   d["expect"]["case"] = "perf.a";
   EXPECT_NE(error_of(d).find("unknown field \"case\""), std::string::npos) << error_of(d);
+}
+
+// An index of two manifests: one in a folder of the test's own, then the
+// project's softmax_topk cpu-naive, the challenge's configured cpu baseline.
+Catalog catalog_with_squatter(const testing::TempFolder& folder, const json& squatter) {
+  std::filesystem::create_directories(folder.path("a"));
+  write_file_atomically(folder.path("a/submission.json"), squatter.dump());
+  const std::string real = std::string(HARNESS_SOURCE_DIR) + "/submissions/softmax_topk/cpu-naive/submission.json";
+  const json index = json::array({json{{"manifest", folder.path("a/submission.json")}, {"build_dir", folder.path("a-build")}},
+                                  json{{"manifest", real}, {"build_dir", folder.path("real-build")}}});
+  write_file_atomically(folder.path("index.json"), index.dump());
+  return Catalog::load(folder.path("index.json"));
+}
+
+json squatter(const std::string& name, const std::string& role) {
+  return json{{"name", name}, {"challenge", "softmax_topk"}, {"device", "cpu"}, {"sources", {"k.cpp"}}, {"role", role}};
+}
+
+// Every entry's speedup is measured against the baseline: a manifest that
+// declared the role took it (the first baseline of a challenge and device
+// was the one scored against), a slow one lifting every speedup.
+TEST(Catalog, OnlyTheConfiguredFolderMayBeTheBaseline) {
+  testing::TempFolder folder;
+  const Catalog catalog = catalog_with_squatter(folder, squatter("a-slow-one", "baseline"));
+  ASSERT_EQ(catalog.records().size(), 2u);
+  const SubmissionRecord& taken = catalog.records()[0];
+  EXPECT_FALSE(taken.manifest.has_value());
+  EXPECT_NE(taken.manifest_error.find("role \"baseline\" belongs to the folder"), std::string::npos) << taken.manifest_error;
+  EXPECT_NE(taken.manifest_error.find("submissions/softmax_topk/cpu-naive"), std::string::npos) << taken.manifest_error;
+  ASSERT_TRUE(catalog.records()[1].manifest.has_value()) << catalog.records()[1].manifest_error;
+  EXPECT_EQ(catalog.records()[1].manifest->role, "baseline");
+}
+
+// A folder sorting first under the baseline's name once pushed the real
+// baseline out as the duplicate.
+TEST(Catalog, TheConfiguredBaselineKeepsItsNameWhateverSortsFirst) {
+  testing::TempFolder folder;
+  const Catalog catalog = catalog_with_squatter(folder, squatter("cpu-naive", "submission"));
+  ASSERT_EQ(catalog.records().size(), 2u);
+  EXPECT_FALSE(catalog.records()[0].manifest.has_value());
+  EXPECT_NE(catalog.records()[0].manifest_error.find("the name 'cpu-naive' is already used by"), std::string::npos)
+      << catalog.records()[0].manifest_error;
+  EXPECT_TRUE(catalog.records()[1].manifest.has_value()) << catalog.records()[1].manifest_error;
 }
 
 TEST(BuildLog, ExcerptKeepsTheFirstErrors) {
