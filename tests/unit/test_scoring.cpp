@@ -110,6 +110,52 @@ TEST(Scoring, UnsupportedCostsCompletenessNotCorrectness) {
   EXPECT_FALSE(s.capped);
 }
 
+// Declining the perf cases where it is slow once left them out of the
+// performance score (and, all declined, left performance unmeasured and out
+// of the overall), for the completeness of a few cases.
+TEST(Scoring, AnUnsupportedPerfCaseScoresZeroPerformance) {
+  auto cases = all_pass(1000, 0.8);
+  cases.push_back(make_case("p2", Suite::perf, Verdict::unsupported));
+  const Scores s = score_entry(entry("fast", "submission", cases), nullptr);
+  EXPECT_DOUBLE_EQ(s.dimensions.at("performance").score, 50.0);
+  EXPECT_NE(s.dimensions.at("performance").detail.find("1 declared unsupported, scored 0"), std::string::npos);
+
+  auto declined = all_pass(1000, 0.8);
+  declined.back().verdict = Verdict::unsupported;
+  declined.back().timing.reset();
+  const Scores all_declined = score_entry(entry("slow", "submission", declined), nullptr);
+  EXPECT_TRUE(all_declined.dimensions.at("performance").measured);
+  EXPECT_DOUBLE_EQ(all_declined.dimensions.at("performance").score, 0.0);
+  EXPECT_LT(all_declined.overall, 90.0);
+}
+
+// cpu-reserve-max-length's understated_memory case kept the readings taken
+// before the one that failed it, and they counted as full memory marks.
+TEST(Scoring, MemoryOfACaseThatDidNotPassScoresZero) {
+  auto kv_case = [](Verdict verdict) {
+    CaseResult c = make_case("m", Suite::correctness, verdict);
+    c.metrics["memory_overhead"] = 1.0;
+    c.metrics["capacity_tokens"] = 100.0;
+    c.metrics["capacity_ideal_tokens"] = 100.0;
+    return c;
+  };
+  EntryResult kv = entry("cache", "submission", {kv_case(Verdict::pass), kv_case(Verdict::understated_memory)});
+  kv.challenge = "kv_cache";
+  const Scores s = score_entry(kv, nullptr);
+  EXPECT_DOUBLE_EQ(s.dimensions.at("memory").score, 50.0);
+  EXPECT_DOUBLE_EQ(s.dimensions.at("capacity").score, 0.0);  // the last capacity reading did not pass
+
+  auto ln_case = [](Verdict verdict) {
+    CaseResult c = make_case("m", Suite::correctness, verdict);
+    c.metrics["saved_state_bytes"] = 8.0;
+    c.metrics["minimum_saved_state_bytes"] = 8.0;
+    return c;
+  };
+  EntryResult ln = entry("norm", "submission", {ln_case(Verdict::pass), ln_case(Verdict::understated_memory)});
+  ln.challenge = "layernorm_backward";
+  EXPECT_DOUBLE_EQ(score_entry(ln, nullptr).dimensions.at("memory").score, 50.0);
+}
+
 TEST(Scoring, WithoutABaselinePerformanceIsBandwidthAloneAndSaysSo) {
   const Scores s = score_entry(entry("fast", "submission", all_pass(1000, 0.4)), nullptr);
   EXPECT_DOUBLE_EQ(s.dimensions.at("performance").score, 50.0);

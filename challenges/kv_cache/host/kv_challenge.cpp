@@ -44,9 +44,13 @@ class KvCacheChallenge : public harness::Challenge {
     double memory_sum = 0, worst_overhead = 0;
     size_t memory_cases = 0;
     for (const auto& c : entry.cases) {
+      // A case that did not pass scores 0 here too: its readings up to the
+      // failure (an understated_memory case keeps the good ones before the
+      // reading that failed it) are no measure of the cache.
+      const bool passed = c.verdict == harness::Verdict::pass;
       if (c.metrics.contains("memory_overhead") && c.metrics["memory_overhead"].is_number()) {
         const double overhead = c.metrics["memory_overhead"].get<double>();
-        memory_sum += overhead > 0 ? std::min(1.0, 1.0 / overhead) : 0.0;
+        if (passed) memory_sum += overhead > 0 ? std::min(1.0, 1.0 / overhead) : 0.0;
         worst_overhead = std::max(worst_overhead, overhead);
         ++memory_cases;
       }
@@ -54,7 +58,7 @@ class KvCacheChallenge : public harness::Challenge {
         const double held = c.metrics["capacity_tokens"].get<double>();
         const double ideal = c.metrics["capacity_ideal_tokens"].get<double>();
         capacity.measured = true;
-        capacity.score = 100.0 * std::min(1.0, held / ideal);
+        capacity.score = passed ? 100.0 * std::min(1.0, held / ideal) : 0.0;
         capacity.detail = fmt::format("{:.0f} live tokens in the budget that holds {:.0f} in fp32 at the minimum", held, ideal);
       }
     }

@@ -149,7 +149,8 @@ class LayerNormChallenge : public harness::Challenge {
   }
 
   // Memory: the minimum saved state (2 floats per row) over the declared
-  // one, averaged over the cases that declared one.
+  // one, averaged over the cases that declared one (0 for those that did
+  // not pass).
   std::map<std::string, harness::DimensionScore> extra_dimensions(const harness::EntryResult& entry) const override {
     harness::DimensionScore memory;
     double sum = 0;
@@ -160,7 +161,8 @@ class LayerNormChallenge : public harness::Challenge {
       // What the memory witness saw held, where it is above the declaration.
       const double declared = c.metrics.value("saved_state_bytes_held", c.metrics["saved_state_bytes"].get<double>());
       const double minimum = c.metrics["minimum_saved_state_bytes"].get<double>();
-      sum += declared <= minimum ? 1.0 : minimum / declared;
+      // A case that did not pass scores 0: its declaration is no measure.
+      if (c.verdict == harness::Verdict::pass) sum += declared <= minimum ? 1.0 : minimum / declared;
       worst_ratio = std::max(worst_ratio, minimum > 0 ? declared / minimum : 0.0);
       ++count;
     }
