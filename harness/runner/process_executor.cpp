@@ -328,14 +328,18 @@ protocol::TimeReply ProcessExecutor::time(const std::string& op, const json& sca
     const json answer = exchange(request, timeout_s, what);
     timed.device_ns = timed.wall_ns = static_cast<double>(monotonic_ns() - start);
     timed.status = status_of(answer, id, what, &reply.message);
+    // The outputs are read as the call replies, its time stopped: a reply
+    // is the claim that they are written. Read when the round ended, a
+    // process could answer a call at once and write its outputs while the
+    // next call was timed (process-exploit-reply-before-work).
+    if (timed.status == HARNESS_STATUS_OK) read_outputs(sets[s], fmt::format("timed{}", s), what);
     return timed;
   };
   std::function<void()> new_round;
   if (fresh) {
-    // The round's outputs are read back first: `fresh` checks them before
-    // it gives new inputs.
+    // Every output of the round is in the tensors by now: `fresh` checks
+    // them before it gives new inputs.
     new_round = [&] {
-      for (size_t s = 0; s < sets.size(); ++s) read_outputs(sets[s], fmt::format("timed{}", s), what);
       fresh();
       write_inputs();
       revealed.assign(sets.size(), false);
@@ -346,9 +350,6 @@ protocol::TimeReply ProcessExecutor::time(const std::string& op, const json& sca
   reply.device_ns = loop.device_ns;
   reply.wall_ns = loop.wall_ns;
   reply.warmup_calls = loop.warmup_calls;
-  if (reply.status == HARNESS_STATUS_OK) {
-    for (size_t s = 0; s < sets.size(); ++s) read_outputs(sets[s], fmt::format("timed{}", s), what);
-  }
   return reply;
 }
 

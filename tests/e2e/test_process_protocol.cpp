@@ -94,6 +94,27 @@ TEST(ProcessProtocol, ATimedSetsInputsAppearOnlyAsItsCallGoesOut) {
   EXPECT_GE(c.timing->samples_ns.size(), 4u);  // at least two rounds of the two sets
 }
 
+// A reply claims the call's outputs are written. The process replies to
+// each round's first set before it writes that set's outputs, which then
+// appear while the round's next call is timed (process-exploit-reply-before-work).
+// Read when the round ended, they were all there: pass, the first call of
+// every round nearly free.
+TEST(ProcessProtocol, ATimedCallsOutputsAreReadAsItReplies) {
+  REQUIRE_NUMPY();
+  const std::string perf = "perf.normal.r64.v262144.k32";
+  ::setenv("HARNESS_FIXTURE_MODE", "reply-then-write", 1);
+  RunSettings settings;
+  settings.timing.warmup_ms = 0;
+  settings.timing.max_ms = 200;
+  settings.timing.max_samples = 6;
+  const RunResults r = testing::run_softmax_cases("fixture-process-misbehaving", {perf}, testing::fixture_catalog(), settings);
+  ::unsetenv("HARNESS_FIXTURE_MODE");
+  const CaseResult c = testing::case_of(testing::entry_of(r, "fixture-process-misbehaving"), perf);
+  EXPECT_EQ(c.verdict, Verdict::error) << c.message;
+  EXPECT_NE(c.message.find("timed repetitions"), std::string::npos) << c.message;
+  EXPECT_NE(c.message.find("probs"), std::string::npos) << c.message;
+}
+
 TEST(ProcessProtocol, TheNumpyExamplesPassEveryCorrectnessCase) {
   REQUIRE_NUMPY();
   RunSelection selection;
