@@ -33,6 +33,19 @@ function(_harness_abs_paths base out_var)
   set(${out_var} "${_result}" PARENT_SCOPE)
 endfunction()
 
+# Appends `set(KEY <value>)` to text_var, the value in a bracket argument
+# whose closing "]=...=]" it does not hold: values come from a manifest, and
+# a fixed bracket let a define holding "]==])" end the argument and run its
+# own CMake code when the build included the plan.
+function(_harness_plan_set text_var key value)
+  set(_eq "=")
+  # The value's own tail could complete a closing bracket too: "a]==".
+  while("${value}]" MATCHES "]${_eq}]")
+    string(APPEND _eq "=")
+  endwhile()
+  set(${text_var} "${${text_var}}set(${key} [${_eq}[${value}]${_eq}])\n" PARENT_SCOPE)
+endfunction()
+
 function(_harness_add_submission manifest root index_var)
   get_filename_component(_dir ${manifest} DIRECTORY)
   file(RELATIVE_PATH _rel ${root} ${_dir})
@@ -89,28 +102,28 @@ function(_harness_add_submission manifest root index_var)
   endif()
   set(_plan ${_out}/plan.cmake)
   file(MAKE_DIRECTORY ${_out})
-  # Bracket arguments keep quotes and backslashes of the values intact.
-  file(WRITE ${_plan}
-    "set(MANIFEST [==[${manifest}]==])\n"
-    "set(MANIFEST_ERROR [==[${_manifest_error}]==])\n"
-    "set(NAME [==[${_name}]==])\n"
-    "set(CHALLENGE [==[${_challenge}]==])\n"
-    "set(DEVICE [==[${_device}]==])\n"
-    "set(KIND [==[${_kind}]==])\n"
-    "set(SOURCES [==[${_sources}]==])\n"
-    "set(INCLUDE_DIRS [==[${_include_dirs}]==])\n"
-    "set(DEFINES [==[${_defines}]==])\n"
-    "set(FLAGS [==[${_flags}]==])\n"
-    "set(CUDA_FLAGS [==[${_cuda_flags}]==])\n"
-    "set(LINK_FLAGS [==[${_link_flags}]==])\n"
-    "set(OUT_DIR [==[${_out}]==])\n"
-    "set(COMMON_INCLUDES [==[${PROJECT_SOURCE_DIR}/harness/include;${PROJECT_SOURCE_DIR}/challenges/${_challenge};${PROJECT_SOURCE_DIR}/kernels]==])\n"
-    "set(C_COMPILER [==[${CMAKE_C_COMPILER}]==])\n"
-    "set(CXX_COMPILER [==[${CMAKE_CXX_COMPILER}]==])\n"
-    "set(CUDA_COMPILER [==[${CMAKE_CUDA_COMPILER}]==])\n"
-    "set(CUDA_ARCHITECTURES [==[${CMAKE_CUDA_ARCHITECTURES}]==])\n"
-    "set(CUDA_LIBRARY_DIR [==[${_cuda_lib_dir}]==])\n"
-    "set(CUDA_INCLUDE_DIRS [==[${CUDAToolkit_INCLUDE_DIRS}]==])\n")
+  set(_plan_text "")
+  _harness_plan_set(_plan_text MANIFEST "${manifest}")
+  _harness_plan_set(_plan_text MANIFEST_ERROR "${_manifest_error}")
+  _harness_plan_set(_plan_text NAME "${_name}")
+  _harness_plan_set(_plan_text CHALLENGE "${_challenge}")
+  _harness_plan_set(_plan_text DEVICE "${_device}")
+  _harness_plan_set(_plan_text KIND "${_kind}")
+  _harness_plan_set(_plan_text SOURCES "${_sources}")
+  _harness_plan_set(_plan_text INCLUDE_DIRS "${_include_dirs}")
+  _harness_plan_set(_plan_text DEFINES "${_defines}")
+  _harness_plan_set(_plan_text FLAGS "${_flags}")
+  _harness_plan_set(_plan_text CUDA_FLAGS "${_cuda_flags}")
+  _harness_plan_set(_plan_text LINK_FLAGS "${_link_flags}")
+  _harness_plan_set(_plan_text OUT_DIR "${_out}")
+  _harness_plan_set(_plan_text COMMON_INCLUDES "${PROJECT_SOURCE_DIR}/harness/include;${PROJECT_SOURCE_DIR}/challenges/${_challenge};${PROJECT_SOURCE_DIR}/kernels")
+  _harness_plan_set(_plan_text C_COMPILER "${CMAKE_C_COMPILER}")
+  _harness_plan_set(_plan_text CXX_COMPILER "${CMAKE_CXX_COMPILER}")
+  _harness_plan_set(_plan_text CUDA_COMPILER "${CMAKE_CUDA_COMPILER}")
+  _harness_plan_set(_plan_text CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}")
+  _harness_plan_set(_plan_text CUDA_LIBRARY_DIR "${_cuda_lib_dir}")
+  _harness_plan_set(_plan_text CUDA_INCLUDE_DIRS "${CUDAToolkit_INCLUDE_DIRS}")
+  file(WRITE ${_plan} "${_plan_text}")
 
   add_custom_command(
     OUTPUT ${_out}/build.json

@@ -6,6 +6,7 @@
 # OUT_DIR/build.log, where the harness reads them.
 
 include(${PLAN})
+include(${CMAKE_CURRENT_LIST_DIR}/submission_flags.cmake)
 
 set(_log_file ${OUT_DIR}/build.log)
 set(_library ${OUT_DIR}/libsubmission.so)
@@ -60,6 +61,12 @@ if(DEVICE STREQUAL "cuda" AND NOT CUDA_COMPILER)
 endif()
 if(NOT SOURCES)
   _finish(failed "submission.json: \"sources\" lists no files")
+  return()
+endif()
+_harness_refused_flags("${FLAGS}" "${CUDA_FLAGS}" "${LINK_FLAGS}" _refused)
+if(_refused)
+  file(APPEND ${_log_file} "error: ${_refused}\n")
+  _finish(failed "${_refused}")
   return()
 endif()
 
