@@ -100,7 +100,7 @@ class CaseContext {
                            const std::vector<std::vector<Binding>>& sets, const StageInputs& fresh = {});
 
   // The memory witnesses. On the CPU (harness/witness/memory_witness.h) the
-  // worker's anonymous resident memory; on a GPU (device_memory.h) the
+  // worker's own resident memory (anonymous and shared); on a GPU (device_memory.h) the
   // device memory the driver says the worker uses. A driver takes a
   // baseline before the work, then calls witness_memory() where the
   // submission reports what it holds. On the CPU the case fails

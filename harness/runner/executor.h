@@ -51,7 +51,7 @@ class Executor {
   virtual std::string drain_output(size_t max_bytes) = 0;
   // The clock a time() reply's device_ns come from ("cpu-monotonic" or "cuda-events").
   virtual std::string device_clock() const = 0;
-  // What the submission's process holds in anonymous resident memory now,
+  // What the submission's process holds of its own in resident memory now,
   // read by the harness (harness/witness/memory_witness.h); nullopt where
   // there is no such witness (in-process controls, a device's memory).
   virtual std::optional<int64_t> resident_bytes() { return std::nullopt; }

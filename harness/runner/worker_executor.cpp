@@ -1,5 +1,6 @@
 #include "harness/runner/worker_executor.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -88,7 +89,9 @@ std::string WorkerExecutor::device_clock() const {
 std::optional<int64_t> WorkerExecutor::resident_bytes() {
   if (!process_ || target_.device_kind != "cpu" || !memory_witness_meaningful()) return std::nullopt;
   request(json{{"type", "trim"}}, -1, kSmallRequestTimeoutSeconds, "returning freed memory before a memory reading");
-  return resident_anonymous_bytes(process_->pid());
+  std::set<uint64_t> tensors;
+  for (const auto& [id, inode] : mapped_) tensors.insert(inode);
+  return resident_private_bytes(process_->pid(), tensors);
 }
 
 DeviceMemoryReading WorkerExecutor::device_memory() {
@@ -216,7 +219,9 @@ void WorkerExecutor::map(const std::vector<Binding>& tensors, const std::string&
       const auto failed = decode<protocol::CallReply>(reply, what);
       raise_fault(failed.fault, what);
     }
-    mapped_.insert(buffer.id());
+    struct stat file{};
+    HARNESS_CHECK_ERRNO(::fstat(buffer.fd(), &file), "fstat of the buffer of {}", b.tensor->spec().name);
+    mapped_[buffer.id()] = static_cast<uint64_t>(file.st_ino);
   }
 }
 

@@ -3,6 +3,7 @@
 // crash / timeout); the next request starts a fresh worker.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -62,7 +63,7 @@ class WorkerExecutor : public Executor {
   WorkerTarget target_;
   ProcessLog log_;
   std::unique_ptr<WorkerProcess> process_;
-  std::set<uint64_t> mapped_;
+  std::map<uint64_t, uint64_t> mapped_;  // buffer id -> its file's inode (the memory witness leaves those out)
   // A load that fails (an error, a hang) fails the same way every time.
   std::optional<std::pair<Verdict, std::string>> load_failure_;
   int starts_ = 0;

@@ -114,6 +114,9 @@ PreparedSandbox::PreparedSandbox(const SandboxRequest& request) : parts_(std::ma
     SeccompOptions options;
     options.may_start_processes = request.may_start_processes;
     options.ptrace_fails_softly = kAddressSanitizer;
+    // A compiled CPU worker's memory is witnessed; the CUDA runtime and the
+    // interpreters of process submissions may need memory files.
+    options.may_make_memory_files = request.cuda || request.may_start_processes;
     parts_->seccomp_program = build_seccomp_program(options);
     parts_->seccomp_on = true;
   }

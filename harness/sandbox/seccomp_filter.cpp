@@ -75,6 +75,12 @@ std::vector<sock_filter> build_seccomp_program(const SeccompOptions& options) {
                            "process_madvise", "process_mrelease"}) {
     add_rule(ctx.get(), refuse, name);
   }
+  // Non-dumpable, a process's memory map is closed to the harness, which
+  // reads it to witness the memory the process holds.
+  add_rule(ctx.get(), refuse, "prctl", {SCMP_A0_32(SCMP_CMP_EQ, PR_SET_DUMPABLE)});
+  if (!options.may_make_memory_files) {
+    for (const char* name : {"memfd_create", "memfd_secret", "shmget"}) add_rule(ctx.get(), refuse, name);
+  }
   for (const uint64_t flag : kNamespaceFlags) add_rule(ctx.get(), refuse, "clone", {SCMP_A0_64(SCMP_CMP_MASKED_EQ, flag, flag)});
   // clone3 passes its flags in memory, out of a filter's reach: ENOSYS makes
   // glibc fall back to clone, whose flags the rules above and below see.

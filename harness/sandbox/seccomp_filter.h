@@ -16,6 +16,10 @@ struct SeccompOptions {
   // AddressSanitizer's leak checker ptraces its own process at exit: in such
   // builds ptrace fails with EPERM instead of killing the worker.
   bool ptrace_fails_softly = false;
+  // Memory files (memfd_create) and System V shared memory: memory a
+  // process can fill without mapping it, which no resident set shows (the
+  // memory witness of a compiled CPU worker, cpu-hidden-xhat-memfd-file).
+  bool may_make_memory_files = true;
 };
 
 // The BPF program of the main filter. Throws HarnessError with libseccomp's

@@ -1,10 +1,10 @@
 // The memory witness: what a worker process really holds, read by the
 // harness from /proc, set beside what the submission reports.
 //
-// On the CPU the witness is the worker's anonymous resident memory (RssAnon
-// in /proc/<pid>/status): heap, stacks and private mappings the submission
-// has touched. The harness's shared tensors are shared memory, not
-// anonymous, so they do not count. The claim is compared with the growth of
+// On the CPU the witness is what the worker holds of its own
+// (resident_private_bytes): its anonymous resident memory (RssAnon in
+// /proc/<pid>/status: heap, stacks, private mappings it has touched) and
+// its shared memory mappings other than the harness's tensors. The claim is compared with the growth of
 // that figure since a baseline the driver takes before the library does the
 // work in question (before a cache is created, before a forward runs); the
 // worker's own footprint is in the baseline. Growth beyond the claim by more
@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace harness {
@@ -31,6 +32,17 @@ inline constexpr int64_t kMemoryAllowanceBytes = int64_t{1} << 20;
 // RssAnon of `pid` in bytes, or nullopt when /proc cannot tell (no such
 // process, a kernel without the field).
 std::optional<int64_t> resident_anonymous_bytes(pid_t pid);
+
+// What `pid` holds of its own: its anonymous resident memory plus the
+// resident pages of every shared memory mapping (a memory file, a shared
+// anonymous mapping, System V shared memory) but those of the files whose
+// inodes are `harness_files` (the harness's tensors, which it maps). Shared
+// memory is not anonymous: read alone, RssAnon let a hidden store in a
+// shared mapping pass unseen (cpu-hidden-xhat-shared). Where the process's
+// memory map cannot be read (it made itself non-dumpable), all of its
+// shared memory counts, the harness's tensors included. nullopt when /proc
+// cannot tell.
+std::optional<int64_t> resident_private_bytes(pid_t pid, const std::set<uint64_t>& harness_files);
 
 // False in a build under AddressSanitizer, whose workers are built the same
 // way: their resident memory holds the sanitizer's shadow and its quarantine

@@ -17,6 +17,7 @@
 #include "harness/results/results_json.h"
 #include "harness/sandbox/landlock_ruleset.h"
 #include "harness/sandbox/sandbox.h"
+#include "harness/witness/memory_witness.h"
 #include "support/test_support.h"
 
 namespace harness {
@@ -207,6 +208,27 @@ TEST(Sandbox, AWorkerCannotOpenANetworkSocketWithoutSeccompItCan) {
   EXPECT_TRUE(contains(on.worker_output, "exploit socket: refused: socket")) << on.worker_output;
   const CaseResult off = attack("fixture-exploit", "socket", "seccomp");
   EXPECT_TRUE(contains(off.worker_output, "opened a network socket")) << off.worker_output;
+}
+
+// cpu-hidden-xhat-memfd-file keeps 16 MB of hidden state in a memory file
+// it never maps. Refused the file, it keeps them on the heap, where the
+// memory witness sees them; without seccomp it passes.
+TEST(Sandbox, ACompiledWorkerCannotHideMemoryInAMemoryFileWithoutSeccompItCan) {
+  if (!memory_witness_meaningful()) GTEST_SKIP() << "memory is not witnessed in this build (AddressSanitizer)";
+  const std::string submission = "cpu-hidden-xhat-memfd-file";
+  const std::string id = "edge.normal.r65536.d64";
+  auto run = [&](const std::string& disabled) {
+    ScopedEnv off("HARNESS_SANDBOX_DISABLE", disabled);
+    RunSelection selection;
+    selection.challenges = {"layernorm_backward"};
+    selection.submissions = {submission};
+    selection.case_ids = {id};
+    return case_of(entry_of(testing::run_selection(selection, testing::project_catalog()), submission), id);
+  };
+  const CaseResult on = run("");
+  EXPECT_EQ(on.verdict, Verdict::understated_memory) << on.message;
+  const CaseResult off = run("seccomp");
+  EXPECT_EQ(off.verdict, Verdict::pass) << off.message;
 }
 
 TEST(Sandbox, SignallingTheHarnessIsASandboxViolation) {

@@ -3,6 +3,8 @@
 // it.
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -148,6 +150,36 @@ TEST(TimingWitness, CopiesClaimedByACpuWorkerAreAllowedNothing) {
   const WitnessJudgement hidden = judge_timing(requests, 13.5e6, allowances);
   EXPECT_FALSE(hidden.contradicted) << hidden.message;
   EXPECT_EQ(hidden.median_used_ns, 13.5e6);
+}
+
+// cpu-hidden-xhat-shared keeps its hidden store in a shared mapping: not
+// anonymous memory, so RssAnon alone never saw it.
+TEST(MemoryWitness, SharedMappingsCountButTheHarnessFilesDoNot) {
+  const size_t bytes = size_t{64} << 20;
+  const auto anonymous_before = resident_anonymous_bytes(::getpid());
+  const auto before = resident_private_bytes(::getpid(), {});
+  ASSERT_TRUE(anonymous_before && before);
+  void* shared = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(shared, MAP_FAILED);
+  std::memset(shared, 1, bytes);
+  const int fd = ::memfd_create("harness-buffer", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(bytes)), 0);
+  void* tensor = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_NE(tensor, MAP_FAILED);
+  std::memset(tensor, 1, bytes);
+  struct stat file{};
+  ASSERT_EQ(::fstat(fd, &file), 0);
+
+  const auto anonymous_after = resident_anonymous_bytes(::getpid());
+  const auto after = resident_private_bytes(::getpid(), {static_cast<uint64_t>(file.st_ino)});
+  ASSERT_TRUE(anonymous_after && after);
+  EXPECT_LT(*anonymous_after - *anonymous_before, int64_t{8} << 20);  // unseen by RssAnon alone
+  EXPECT_GE(*after - *before, int64_t{60} << 20);                     // the shared mapping
+  EXPECT_LT(*after - *before, int64_t{100} << 20);                    // not the harness's file
+  ::munmap(tensor, bytes);
+  ::munmap(shared, bytes);
+  ::close(fd);
 }
 
 TEST(MemoryWitness, ReadsThisProcessResidentMemoryGrowing) {

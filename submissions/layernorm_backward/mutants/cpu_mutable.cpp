@@ -10,6 +10,10 @@
 // (mean - x[r, 0], rstd) per row. The backward walks the rows in blocks of
 // kBlockRows: each block sums its dgamma/dbeta contributions in its own
 // float partial row, and the partial rows are added up in double at the end.
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -24,6 +28,51 @@
 namespace {
 
 constexpr int64_t kBlockRows = 64;
+
+#if defined(EXPLOIT_HIDDEN_XHAT_SHARED) || defined(EXPLOIT_HIDDEN_XHAT_MEMFD_FILE)
+// Bytes kept out of the heap: see the forward.
+class HiddenStore {
+ public:
+  void resize(size_t bytes) {
+    if (bytes == bytes_) return;
+    release();
+    bytes_ = bytes;
+    fd_ = static_cast<int>(::syscall(SYS_memfd_create, "kept", 0u));
+    if (fd_ >= 0 && ::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+#ifdef EXPLOIT_HIDDEN_XHAT_SHARED
+    void* at = fd_ >= 0 ? ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0)
+                        : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    mapped_ = at == MAP_FAILED ? nullptr : static_cast<char*>(at);
+#endif
+    if (!mapped_ && fd_ < 0) heap_.resize(bytes);
+  }
+  void write(size_t offset, const void* data, size_t size) {
+    if (mapped_) {
+      std::memcpy(mapped_ + offset, data, size);
+    } else if (fd_ >= 0) {
+      if (::pwrite(fd_, data, size, static_cast<off_t>(offset)) != static_cast<ssize_t>(size)) heap_.resize(bytes_);
+    } else {
+      std::memcpy(heap_.data() + offset, data, size);
+    }
+  }
+
+ private:
+  void release() {
+    if (mapped_) ::munmap(mapped_, bytes_);
+    if (fd_ >= 0) ::close(fd_);
+    mapped_ = nullptr;
+    fd_ = -1;
+    heap_.clear();
+  }
+  size_t bytes_ = 0;
+  int fd_ = -1;
+  char* mapped_ = nullptr;
+  std::vector<char> heap_;
+};
+#endif
 
 #ifdef MUTANT_SAVED_STATE_OVERFLOW
 // Bug: the variance was added to each row's record for a debugging check;
@@ -145,6 +194,23 @@ harness_status forward(const float* x, const float* gamma, const float* beta, in
     for (int64_t j = 0; j < dim; ++j) {
       kept[static_cast<size_t>(r * dim + j)] = ((x[r * dim + j] - x[r * dim]) - state[r].shifted_mean) * state[r].rstd;
     }
+  }
+#endif
+#if defined(EXPLOIT_HIDDEN_XHAT_SHARED) || defined(EXPLOIT_HIDDEN_XHAT_MEMFD_FILE)
+  // Attack: the same hidden xhat, kept where anonymous resident memory does
+  // not show it: in shared memory (EXPLOIT_HIDDEN_XHAT_SHARED: a memory
+  // file mapped shared, or a shared anonymous mapping where no memory file
+  // can be made) or in a memory file written and never mapped
+  // (EXPLOIT_HIDDEN_XHAT_MEMFD_FILE). Where the file cannot be made, the
+  // store falls back to the heap.
+  const size_t bytes = static_cast<size_t>(rows * dim) * sizeof(float);
+  std::vector<float> row(static_cast<size_t>(dim));
+  static std::map<const float*, HiddenStore> hidden;
+  HiddenStore& store = hidden[x];
+  store.resize(bytes);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < dim; ++j) row[static_cast<size_t>(j)] = ((x[r * dim + j] - x[r * dim]) - state[r].shifted_mean) * state[r].rstd;
+    store.write(static_cast<size_t>(r * dim) * sizeof(float), row.data(), row.size() * sizeof(float));
   }
 #endif
   return HARNESS_STATUS_OK;
