@@ -131,7 +131,8 @@ void ProcessExecutor::ensure_started() {
   launch.log_path = log_.path();
   launch.working_directory = target_.folder;
   launch.protocol_on_stdio = true;
-  launch.sandbox.readable = {target_.folder, client_path(), target_.command.front()};
+  launch.sandbox.readable = {target_.folder, client_path()};
+  launch.sandbox.programs = {target_.command.front()};
   launch.sandbox.readable.insert(launch.sandbox.readable.end(), target_.include_dirs.begin(), target_.include_dirs.end());
   launch.sandbox.writable = target_.scratch;
   // The run's folders: every log, every submission's tensors, the staged

@@ -104,9 +104,10 @@ int landlock_abi(std::string* why) {
 
 std::set<std::string> readable_paths(const SandboxRequest& request) {
   std::set<std::string> readable(std::begin(kSystemReadable), std::end(kSystemReadable));
-  for (const auto& path : request.readable) {
-    readable.insert(path);
-    add_install_prefixes(path, readable);
+  readable.insert(request.readable.begin(), request.readable.end());
+  for (const auto& program : request.programs) {
+    readable.insert(program);
+    add_install_prefixes(program, readable);
   }
   // An interpreter's own search paths (a virtual environment, user site
   // packages, PYTHONPATH) are read from the harness's environment.

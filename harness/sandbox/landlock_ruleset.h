@@ -15,8 +15,8 @@ namespace harness {
 int landlock_abi(std::string* why = nullptr);
 
 // Every path a child may read and execute: the system folders, the
-// request's readable paths with the installation each executable lies in,
-// and an interpreter's search paths from the harness's environment.
+// request's readable paths, its programs with the installation each lies
+// in, and an interpreter's search paths from the harness's environment.
 std::set<std::string> readable_paths(const SandboxRequest& request);
 
 // A ruleset fd (close-on-exec) allowing: read and execute of the system

@@ -36,6 +36,12 @@ namespace harness {
 // What one child may touch, besides the system's libraries and tools.
 struct SandboxRequest {
   std::vector<std::string> readable;  // files or folders it reads (and may execute)
+  // Programs run from their installation (a process submission's
+  // interpreter): each one, and the folder two levels above it (/usr for
+  // /usr/bin/python3, a virtual environment for its bin/python3), are
+  // readable. Not for the worker and its library: two levels above them lie
+  // the project and every other submission's build (cpu-exploit-borrowed-kernel).
+  std::vector<std::string> programs;
   std::string writable;               // its scratch folder; empty: none
   // The harness's own folders, which no readable path may hold or lie in
   // (harness/sandbox/private_paths.h); the writable folder may lie in one.

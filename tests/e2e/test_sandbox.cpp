@@ -63,6 +63,18 @@ CaseResult attack(const std::string& submission, const std::string& mode, const 
   return case_of(entry_of(results, submission), kCase);
 }
 
+// One case of a submission of the project's own catalogue, with `disabled`
+// parts of the sandbox switched off.
+CaseResult project_case(const std::string& challenge, const std::string& submission, const std::string& id,
+                        const std::string& disabled) {
+  ScopedEnv off("HARNESS_SANDBOX_DISABLE", disabled);
+  RunSelection selection;
+  selection.challenges = {challenge};
+  selection.submissions = {submission};
+  selection.case_ids = {id};
+  return case_of(entry_of(testing::run_selection(selection, testing::project_catalog()), submission), id);
+}
+
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // A process alive and not a zombie.
@@ -215,20 +227,26 @@ TEST(Sandbox, AWorkerCannotOpenANetworkSocketWithoutSeccompItCan) {
 // memory witness sees them; without seccomp it passes.
 TEST(Sandbox, ACompiledWorkerCannotHideMemoryInAMemoryFileWithoutSeccompItCan) {
   if (!memory_witness_meaningful()) GTEST_SKIP() << "memory is not witnessed in this build (AddressSanitizer)";
-  const std::string submission = "cpu-hidden-xhat-memfd-file";
-  const std::string id = "edge.normal.r65536.d64";
-  auto run = [&](const std::string& disabled) {
-    ScopedEnv off("HARNESS_SANDBOX_DISABLE", disabled);
-    RunSelection selection;
-    selection.challenges = {"layernorm_backward"};
-    selection.submissions = {submission};
-    selection.case_ids = {id};
-    return case_of(entry_of(testing::run_selection(selection, testing::project_catalog()), submission), id);
+  auto run = [](const std::string& disabled) {
+    return project_case("layernorm_backward", "cpu-hidden-xhat-memfd-file", "edge.normal.r65536.d64", disabled);
   };
   const CaseResult on = run("");
   EXPECT_EQ(on.verdict, Verdict::understated_memory) << on.message;
   const CaseResult off = run("seccomp");
   EXPECT_EQ(off.verdict, Verdict::pass) << off.message;
+}
+
+// cpu-exploit-borrowed-kernel answers with the project's cpu-fast library,
+// loaded from the build tree: readable while the folder two levels above
+// the worker's executable (the project) was.
+TEST(Sandbox, ACompiledWorkerCannotLoadAnotherSubmissionsLibraryWithoutLandlockItCan) {
+  const std::string exploit = "cpu-exploit-borrowed-kernel";
+  const CaseResult on = project_case("softmax_topk", exploit, kCase, "");
+  EXPECT_EQ(on.verdict, Verdict::error) << on.message;
+  EXPECT_TRUE(contains(on.worker_output, "exploit borrowed kernel: stopped")) << on.worker_output;
+  const CaseResult off = project_case("softmax_topk", exploit, kCase, "landlock");
+  EXPECT_EQ(off.verdict, Verdict::pass) << off.message;
+  EXPECT_TRUE(contains(off.worker_output, "exploit borrowed kernel: GOT THROUGH")) << off.worker_output;
 }
 
 TEST(Sandbox, SignallingTheHarnessIsASandboxViolation) {
