@@ -133,11 +133,11 @@ function(_harness_add_submission manifest root index_var)
     VERBATIM)
   add_custom_target(${_target} ALL DEPENDS ${_out}/build.json)
 
-  foreach(_v manifest _out)
+  foreach(_v manifest _out root)
     string(REPLACE "\\" "\\\\" _json_${_v} "${${_v}}")
     string(REPLACE "\"" "\\\"" _json_${_v} "${_json_${_v}}")
   endforeach()
-  set(_entry "{\"manifest\": \"${_json_manifest}\", \"build_dir\": \"${_json__out}\"}")
+  set(_entry "{\"manifest\": \"${_json_manifest}\", \"build_dir\": \"${_json__out}\", \"root\": \"${_json_root}\"}")
   set(${index_var} "${${index_var}};${_entry}" PARENT_SCOPE)
 endfunction()
 

@@ -123,6 +123,15 @@ void refuse(SubmissionRecord& record, const std::string& why) {
   record.manifest.reset();
 }
 
+// A manifest the catalogue's rules refuse, kept for what it says of itself
+// (its role, the verdict an exploit expects), its every case build_failed.
+void refuse_to_build(SubmissionRecord& record, const std::string& why) {
+  record.build.status = "failed";
+  record.build.reason = fmt::format("{}: {}", record.manifest_path, why);
+  record.library.clear();
+  record.process_command.clear();
+}
+
 // The folder of the challenge's naive baseline on this record's device, as
 // challenge.json names it ("baselines"); empty where it names none.
 std::string configured_baseline(const SubmissionRecord& record) {
@@ -141,6 +150,28 @@ bool is_configured_baseline(const SubmissionRecord& record) {
   return !ec1 && !ec2 && expected == folder;
 }
 
+// A process submission reads its include folders at run time (compiled
+// ones only compile with them): they stay inside the folder it was found
+// in, or it could read the project's build, other submissions' libraries
+// among it (process-exploit-borrowed-library).
+void refuse_process_reads_outside_the_root(std::vector<SubmissionRecord>& records) {
+  for (SubmissionRecord& record : records) {
+    if (!record.manifest || record.manifest->kind != "process" || record.root.empty()) continue;
+    std::error_code ec;
+    const auto root = std::filesystem::weakly_canonical(record.root, ec);
+    for (const std::string& dir : record.manifest->include_dirs) {
+      const auto resolved = std::filesystem::weakly_canonical(std::filesystem::path(record.manifest->folder) / dir, ec);
+      const auto root_end = std::mismatch(root.begin(), root.end(), resolved.begin(), resolved.end()).first;
+      if (ec || root_end != root.end()) {
+        refuse_to_build(record, fmt::format("\"include_dirs\": '{}' lies outside '{}', where a process submission's include "
+                                   "folders must be (it reads them when it runs)",
+                                   dir, root.string()));
+        break;
+      }
+    }
+  }
+}
+
 // Every entry's speedup is measured against the baseline, so the role is
 // the challenge's to give, not a manifest's to take: a submission calling
 // itself the baseline (a slow one lifts every speedup, its own included; a
@@ -149,7 +180,8 @@ void refuse_unconfigured_baselines(std::vector<SubmissionRecord>& records) {
   for (SubmissionRecord& record : records) {
     if (!record.manifest || record.manifest->role != "baseline" || is_configured_baseline(record)) continue;
     const std::string configured = configured_baseline(record);
-    refuse(record, configured.empty()
+    record.manifest->role = "submission";  // never scored against, whatever else it is
+    refuse_to_build(record, configured.empty()
                        ? fmt::format("role \"baseline\": challenges/{}/challenge.json names no {} baseline",
                                      record.challenge, record.manifest->device)
                        : fmt::format("role \"baseline\" belongs to the folder challenges/{}/challenge.json names for "
@@ -194,6 +226,7 @@ Catalog Catalog::load(const std::string& index_path) {
   for (const auto& item : index) {
     SubmissionRecord record;
     record.manifest_path = item.at("manifest").get<std::string>();
+    record.root = item.value("root", "");
     try {
       record.manifest = load_manifest(record.manifest_path);
       record.name = record.manifest->name;
@@ -224,6 +257,7 @@ Catalog Catalog::load(const std::string& index_path) {
     }
     catalog.records_.push_back(std::move(record));
   }
+  refuse_process_reads_outside_the_root(catalog.records_);
   refuse_unconfigured_baselines(catalog.records_);
   refuse_duplicate_names(catalog.records_);
   return catalog;

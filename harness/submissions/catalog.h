@@ -14,6 +14,7 @@ namespace harness {
 
 struct SubmissionRecord {
   std::string manifest_path;
+  std::string root;  // the folder searched for it (submissions/, or one of HARNESS_EXTRA_SUBMISSIONS)
   std::optional<Manifest> manifest;  // absent when the manifest is invalid
   std::string manifest_error;
   BuildInfo build;

@@ -118,9 +118,11 @@ TEST(Catalog, OnlyTheConfiguredFolderMayBeTheBaseline) {
   const Catalog catalog = catalog_with_squatter(folder, squatter("a-slow-one", "baseline"));
   ASSERT_EQ(catalog.records().size(), 2u);
   const SubmissionRecord& taken = catalog.records()[0];
-  EXPECT_FALSE(taken.manifest.has_value());
-  EXPECT_NE(taken.manifest_error.find("role \"baseline\" belongs to the folder"), std::string::npos) << taken.manifest_error;
-  EXPECT_NE(taken.manifest_error.find("submissions/softmax_topk/cpu-naive"), std::string::npos) << taken.manifest_error;
+  ASSERT_TRUE(taken.manifest.has_value());
+  EXPECT_EQ(taken.manifest->role, "submission");
+  EXPECT_EQ(taken.build.status, "failed");
+  EXPECT_NE(taken.build.reason.find("role \"baseline\" belongs to the folder"), std::string::npos) << taken.build.reason;
+  EXPECT_NE(taken.build.reason.find("submissions/softmax_topk/cpu-naive"), std::string::npos) << taken.build.reason;
   ASSERT_TRUE(catalog.records()[1].manifest.has_value()) << catalog.records()[1].manifest_error;
   EXPECT_EQ(catalog.records()[1].manifest->role, "baseline");
 }
@@ -135,6 +137,31 @@ TEST(Catalog, TheConfiguredBaselineKeepsItsNameWhateverSortsFirst) {
   EXPECT_NE(catalog.records()[0].manifest_error.find("the name 'cpu-naive' is already used by"), std::string::npos)
       << catalog.records()[0].manifest_error;
   EXPECT_TRUE(catalog.records()[1].manifest.has_value()) << catalog.records()[1].manifest_error;
+}
+
+// process-exploit-borrowed-library named the project's build folder among
+// its include folders, read at run time, and loaded cpu-fast's library.
+TEST(Catalog, AProcessSubmissionsIncludeFoldersStayInsideItsRoot) {
+  testing::TempFolder folder;
+  std::filesystem::create_directories(folder.path("root/common"));
+  std::filesystem::create_directories(folder.path("build"));
+  json index = json::array();
+  for (const auto& [name, dir] : {std::pair{"inside", "../common"}, std::pair{"outside", "../../build"}}) {
+    std::filesystem::create_directories(folder.path(std::string("root/") + name));
+    const json manifest{{"name", name},       {"challenge", "softmax_topk"}, {"device", "cpu"}, {"kind", "process"},
+                        {"command", {"python3", "x.py"}}, {"include_dirs", {dir}}};
+    write_file_atomically(folder.path(std::string("root/") + name + "/submission.json"), manifest.dump());
+    index.push_back(json{{"manifest", folder.path(std::string("root/") + name + "/submission.json")},
+                         {"build_dir", folder.path("b")}, {"root", folder.path("root")}});
+  }
+  write_file_atomically(folder.path("index.json"), index.dump());
+  const Catalog catalog = Catalog::load(folder.path("index.json"));
+  ASSERT_EQ(catalog.records().size(), 2u);
+  EXPECT_TRUE(catalog.records()[0].manifest.has_value()) << catalog.records()[0].manifest_error;
+  EXPECT_NE(catalog.records()[0].build.status, "failed") << catalog.records()[0].build.reason;
+  EXPECT_EQ(catalog.records()[1].build.status, "failed");
+  EXPECT_NE(catalog.records()[1].build.reason.find("'../../build' lies outside"), std::string::npos)
+      << catalog.records()[1].build.reason;
 }
 
 TEST(BuildLog, ExcerptKeepsTheFirstErrors) {
