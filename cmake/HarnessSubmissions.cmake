@@ -7,9 +7,33 @@
 
 set(_HARNESS_SUBMISSION_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/build_submission.cmake)
 
-# Reads an optional JSON array of strings `key` from `json` into out_var.
-function(_harness_json_string_array json key out_var)
+# What each manifest value that reaches a compiler's command line may hold.
+# nvcc runs its steps through /bin/sh without quoting, so "$(...)" in a
+# define once ran at build time; a ";" (or "\;") split one checked flag
+# into several unchecked ones; quotes, spaces and brackets have no honest
+# use there either.
+set(_HARNESS_SAFE_PATH "^[A-Za-z0-9_./+@-]+$")
+set(_HARNESS_SAFE_DEFINE "^[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_.,+:/=-]*)?$")
+set(_HARNESS_SAFE_FLAG "^[A-Za-z0-9_.,+:/=@-]+$")
+set(_HARNESS_SAFE_NAME "^[A-Za-z0-9_.-]+$")
+
+# Sets error_var to why `value` (of manifest field `key`) is refused by
+# `pattern`, or leaves it alone.
+function(_harness_check_value key value pattern error_var)
+  if(NOT value MATCHES "${pattern}")
+    set(${error_var} "submission.json: \"${key}\": '${value}' holds characters the build does not allow there (letters, digits and _ . , + : / = @ - only)" PARENT_SCOPE)
+  endif()
+endfunction()
+
+# Reads an optional JSON array of strings `key` from `json` into out_var,
+# each value checked against `pattern` (a refusal goes to error_var).
+function(_harness_json_string_array json key pattern out_var error_var)
   set(_values "")
+  unset(_refused)
+  if(${error_var})  # the first refusal is the one reported
+    set(${out_var} "" PARENT_SCOPE)
+    return()
+  endif()
   string(JSON _type ERROR_VARIABLE _err TYPE "${json}" ${key})
   if(NOT _err AND _type STREQUAL "ARRAY")
     string(JSON _count LENGTH "${json}" ${key})
@@ -17,6 +41,12 @@ function(_harness_json_string_array json key out_var)
       math(EXPR _last "${_count} - 1")
       foreach(_i RANGE ${_last})
         string(JSON _value GET "${json}" ${key} ${_i})
+        _harness_check_value(${key} "${_value}" "${pattern}" _refused)
+        if(DEFINED _refused)
+          set(${error_var} "${_refused}" PARENT_SCOPE)
+          set(${out_var} "" PARENT_SCOPE)
+          return()
+        endif()
         list(APPEND _values "${_value}")
       endforeach()
     endif()
@@ -70,12 +100,23 @@ function(_harness_add_submission manifest root index_var)
   if(_kind_error)
     set(_kind "library")
   endif()
-  _harness_json_string_array("${_json}" sources _sources)
-  _harness_json_string_array("${_json}" include_dirs _include_dirs)
-  _harness_json_string_array("${_json}" defines _defines)
-  _harness_json_string_array("${_json}" flags _flags)
-  _harness_json_string_array("${_json}" cuda_flags _cuda_flags)
-  _harness_json_string_array("${_json}" link_flags _link_flags)
+  foreach(_key name challenge device kind)
+    if(NOT _manifest_error)
+      _harness_check_value(${_key} "${_${_key}}" "${_HARNESS_SAFE_NAME}" _manifest_error)
+    endif()
+  endforeach()
+  _harness_json_string_array("${_json}" sources "${_HARNESS_SAFE_PATH}" _sources _manifest_error)
+  _harness_json_string_array("${_json}" include_dirs "${_HARNESS_SAFE_PATH}" _include_dirs _manifest_error)
+  _harness_json_string_array("${_json}" defines "${_HARNESS_SAFE_DEFINE}" _defines _manifest_error)
+  _harness_json_string_array("${_json}" flags "${_HARNESS_SAFE_FLAG}" _flags _manifest_error)
+  _harness_json_string_array("${_json}" cuda_flags "${_HARNESS_SAFE_FLAG}" _cuda_flags _manifest_error)
+  _harness_json_string_array("${_json}" link_flags "${_HARNESS_SAFE_FLAG}" _link_flags _manifest_error)
+  if(_manifest_error)
+    # Nothing of a refused manifest reaches a command line.
+    foreach(_v name challenge device kind sources include_dirs defines flags cuda_flags link_flags)
+      string(MAKE_C_IDENTIFIER "${_${_v}}" _${_v})
+    endforeach()
+  endif()
   _harness_abs_paths(${_dir} _sources ${_sources})
   _harness_abs_paths(${_dir} _include_dirs ${_include_dirs})
 

@@ -11,18 +11,18 @@
 # Sets out_var to why `flag` is refused for a host compiler, or to "".
 function(_harness_host_flag_refusal flag out_var)
   set(_why "")
-  if(flag MATCHES "^-f(no-)?(plugin|profile|auto-profile|dump|opt-info|save-optimization-record|self-test|lto|use-ld|use-linker-plugin|debug-prefix-map|file-prefix-map|macro-prefix-map|profile-prefix-map|sanitize|instrument|diagnostics|offload)")
+  if(flag MATCHES "^-f(plugin|profile|auto-profile|dump|opt-info|save-optimization-record|self-test|lto|use-ld|use-linker-plugin|debug-prefix-map|file-prefix-map|macro-prefix-map|profile-prefix-map|sanitize|instrument|diagnostics-format|diagnostics-add-output|diagnostics-set-output|offload|module|compare-debug|deps)")
     set(_why "loads code or reads or writes files of its own choosing")
   elseif(flag MATCHES "^-W[lap]([,=]|$)")
     set(_why "passes options to the linker, assembler or preprocessor")
   elseif(flag MATCHES "^-O([0-3sgz]|fast)?$"
          OR flag MATCHES "^-(march|mtune|mcpu)=[A-Za-z0-9_.+-]+$"
          OR flag MATCHES "^-m(no-)?[a-z0-9][a-z0-9.-]*(=[A-Za-z0-9_.+-]+)?$"
-         OR flag MATCHES "^-f(no-)?[a-z0-9][a-z0-9-]*(=[A-Za-z0-9_.+-]+)?$"
+         OR flag MATCHES "^-f(no-)?[A-Za-z0-9][A-Za-z0-9-]*(=[A-Za-z0-9_.+-]+)?$"
          OR flag MATCHES "^-W(no-)?[a-z0-9][a-z0-9=+-]*$"
          OR flag MATCHES "^-std=(c|c\\+\\+|gnu|gnu\\+\\+)[0-9a-z]+$"
-         OR flag MATCHES "^-g([0-3]|gdb|dwarf(-[0-9])?)?$"
-         OR flag MATCHES "^-[DU][A-Za-z_][A-Za-z0-9_]*(=.*)?$"
+         OR flag MATCHES "^-g(gdb|dwarf(-[0-9])?)?[0-3]?$"
+         OR flag MATCHES "^-[DU][A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_.,+:/=-]*)?$"
          OR flag MATCHES "^-(pthread|pedantic|pedantic-errors|w)$")
     set(_why "")
   else()
@@ -53,7 +53,9 @@ function(_harness_cuda_flag_refusal flag out_var)
          OR flag MATCHES "^--(ftz|prec-div|prec-sqrt|fmad)=(true|false)$"
          OR flag MATCHES "^-Xptxas=(-v|--verbose|-O[0-3]|--warn-on-spills|--warn-on-local-memory-usage|--allow-expensive-optimizations=(true|false)|-dlcm=c[ag])$"
          OR flag MATCHES "^-std=c\\+\\+[0-9]+$"
-         OR flag MATCHES "^-[DU][A-Za-z_][A-Za-z0-9_]*(=.*)?$")
+         OR flag MATCHES "^--?(threads|diag-suppress)=[0-9,]+$"
+         OR flag MATCHES "^-Wno-deprecated-gpu-targets$"
+         OR flag MATCHES "^-[DU][A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_.,+:/=-]*)?$")
     set(_why "")
   endif()
   set(${out_var} "${_why}" PARENT_SCOPE)

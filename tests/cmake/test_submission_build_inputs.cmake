@@ -23,7 +23,8 @@ endfunction()
 foreach(_flag -fplugin=/tmp/p.so -fplugin-arg-p-x=1 -wrapper -B/tmp/evil -specs=/tmp/s @/tmp/args -MF -MD
               -fdump-tree-all -fprofile-generate=out -fauto-profile=x -fopt-info=log -save-temps -o -Wl,--plugin=x
               -Wa,-a=listing -Wp,-MD,x -Wl -Xlinker -fuse-ld=x -fdiagnostics-format=sarif-file "-O2 -fplugin=x"
-              --param=x -fsanitize-blacklist=x -foffload-options=x -I/etc -include -x)
+              --param=x -fsanitize-blacklist=x -foffload-options=x -I/etc -include -x -fmodule-mapper=x -fmodules-ts
+              -fcompare-debug=-Bx -fdeps-file=x -fdiagnostics-add-output=sarif)
   expect_refused("${_flag}" "" "")
 endforeach()
 foreach(_flag -ccbin=/tmp/cc --compiler-bindir=/tmp --run -odir=/tmp --keep -Xcompiler=-fplugin=/tmp/p.so
@@ -35,9 +36,38 @@ foreach(_flag -Wl,--plugin=x -Wl,-Map=out -L/tmp -o -l:x.so -Xlinker -Wl,--wrap=
 endforeach()
 
 # Flags that choose how code is generated.
-expect_allowed("-O2;-march=native;-mtune=znver3;-mavx2;-mno-fma;-ffast-math;-funroll-loops;-fno-tree-vectorize;-fopenmp;-Wall;-Wno-unused;-Werror=return-type;-std=c++20;-g;-DBLOCK=256;-UNDEBUG;-pthread"
-               "-O3;--use_fast_math;-lineinfo;-arch=sm_90a;-gencode=arch=compute_90a,code=sm_90a;--expt-relaxed-constexpr;-maxrregcount=64;-Xptxas=-v;-Xcompiler=-O3,-march=native;--ftz=true"
+expect_allowed("-fPIC;-fno-lto;-fno-sanitize=all;-fdiagnostics-color=always;-ggdb3;-O2;-march=native;-mtune=znver3;-mavx2;-mno-fma;-ffast-math;-funroll-loops;-fno-tree-vectorize;-fopenmp;-Wall;-Wno-unused;-Werror=return-type;-std=c++20;-g;-DBLOCK=256;-UNDEBUG;-pthread"
+               "-O3;--use_fast_math;-lineinfo;-arch=sm_90a;-gencode=arch=compute_90a,code=sm_90a;--expt-relaxed-constexpr;-maxrregcount=64;-Xptxas=-v;-Xcompiler=-O3,-march=native;--ftz=true;--threads=0;--diag-suppress=177;-Wno-deprecated-gpu-targets"
                "-lcublas;-lm;-fopenmp;-pthread;-Wl,--as-needed")
+
+# Values that would reach a compiler's command line with characters a shell
+# (nvcc runs its steps through one) or CMake's list splitting would act on.
+foreach(_case "defines|X=$(touch pwned)|${_HARNESS_SAFE_DEFINE}" "defines|A\\;-fplugin=x|${_HARNESS_SAFE_DEFINE}"
+              "defines|Y=`id`|${_HARNESS_SAFE_DEFINE}" "flags|-DX=\\;-wrapper|${_HARNESS_SAFE_FLAG}"
+              "include_dirs|a b|${_HARNESS_SAFE_PATH}" "sources|k$(id).cu|${_HARNESS_SAFE_PATH}"
+              "include_dirs|x\"y|${_HARNESS_SAFE_PATH}")
+  string(REPLACE "|" ";" _parts "${_case}")
+  list(GET _parts 0 _key)
+  list(GET _parts 1 _value)
+  list(GET _parts 2 _pattern)
+  unset(_why)
+  _harness_check_value(${_key} "${_value}" "${_pattern}" _why)
+  if(NOT DEFINED _why)
+    message(FATAL_ERROR "${_key} value '${_value}' allowed, but must be refused")
+  endif()
+endforeach()
+foreach(_case "defines|BLOCK=256|${_HARNESS_SAFE_DEFINE}" "defines|NDEBUG|${_HARNESS_SAFE_DEFINE}"
+              "include_dirs|../../common|${_HARNESS_SAFE_PATH}" "sources|vendor/kernel.cu|${_HARNESS_SAFE_PATH}")
+  string(REPLACE "|" ";" _parts "${_case}")
+  list(GET _parts 0 _key)
+  list(GET _parts 1 _value)
+  list(GET _parts 2 _pattern)
+  unset(_why)
+  _harness_check_value(${_key} "${_value}" "${_pattern}" _why)
+  if(DEFINED _why)
+    message(FATAL_ERROR "${_why}: must be allowed")
+  endif()
+endforeach()
 
 # A value that closes a fixed bracket argument and goes on as CMake code
 # (a define in a manifest once did, at build time): carried intact.
