@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -174,19 +176,44 @@ NpyArray parse_npy(const std::string& bytes, const std::string& origin) {
 }
 
 NpyArray read_npy(const std::string& path, size_t max_file_bytes) {
-  // lstat, not stat: a link (to the results, to /dev/zero) or a FIFO (which
-  // would block the read forever) in place of the file is refused unread,
-  // and so is a file larger than the caller expects (a sparse file of
-  // gigabytes would otherwise be read into memory whole).
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) malformed(path, fmt::format("cannot stat it: {}", std::strerror(errno)));
-  if (!S_ISREG(st.st_mode)) malformed(path, "it is not a regular file (a folder, a link, a FIFO or a device)");
-  const auto size = static_cast<size_t>(st.st_size);
-  if (size > max_file_bytes) {
-    malformed(path, fmt::format("{} bytes, more than the {} bytes a file of the expected dtype and shape takes", size,
-                                max_file_bytes));
+  // Opened without following a link and without blocking, then judged by
+  // what was opened: a link (to the results, to /dev/zero) or a FIFO (which
+  // would block a read forever) in place of the file is refused unread, and
+  // so is a file larger than the caller expects (a sparse file of gigabytes
+  // would otherwise be read into memory whole). Checked by path first, a
+  // FIFO renamed over the file between the check and the open got through.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    malformed(path, errno == ELOOP ? std::string("it is not a regular file (a folder, a link, a FIFO or a device)")
+                                   : fmt::format("cannot open it: {}", std::strerror(errno)));
   }
-  return parse_npy(read_text_file(path), path);
+  std::string bytes;
+  try {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) malformed(path, fmt::format("cannot stat it: {}", std::strerror(errno)));
+    if (!S_ISREG(st.st_mode)) malformed(path, "it is not a regular file (a folder, a link, a FIFO or a device)");
+    const auto size = static_cast<size_t>(st.st_size);
+    if (size > max_file_bytes) {
+      malformed(path, fmt::format("{} bytes, more than the {} bytes a file of the expected dtype and shape takes", size,
+                                  max_file_bytes));
+    }
+    // At most the size allowed, whatever the file grows to meanwhile.
+    bytes.resize(size);
+    size_t got = 0;
+    while (got < size) {
+      const ssize_t n = ::read(fd, bytes.data() + got, size - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) malformed(path, fmt::format("cannot read it: {}", std::strerror(errno)));
+      if (n == 0) break;
+      got += static_cast<size_t>(n);
+    }
+    bytes.resize(got);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return parse_npy(bytes, path);
 }
 
 size_t npy_max_file_bytes(DType dtype, const std::vector<int64_t>& shape) {
