@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -77,6 +78,27 @@ std::string memory_backed_temp_directory(unsigned long long room) {
   }
   const unsigned long long free_bytes = static_cast<unsigned long long>(fs.f_bavail) * static_cast<unsigned long long>(fs.f_bsize);
   return free_bytes >= room ? "/dev/shm" : fallback;
+}
+
+bool path_holds(const std::string& outer, const std::string& inner) {
+  const auto resolve = [](const std::string& path) -> std::optional<std::filesystem::path> {
+    std::error_code ec;
+    const auto absolute = std::filesystem::absolute(path, ec);
+    if (ec) return std::nullopt;
+    auto resolved = std::filesystem::weakly_canonical(absolute, ec);
+    if (ec || resolved.empty()) return std::nullopt;
+    return resolved;
+  };
+  const auto outer_path = resolve(outer), inner_path = resolve(inner);
+  if (!outer_path || !inner_path) return false;
+  const std::filesystem::path& o = *outer_path;
+  const std::filesystem::path& i = *inner_path;
+  auto a = o.begin(), b = i.begin();
+  for (; a != o.end() && b != i.end(); ++a, ++b) {
+    if (a->empty()) break;  // a trailing separator
+    if (*a != *b) return false;
+  }
+  return a == o.end() || a->empty();
 }
 
 }  // namespace harness

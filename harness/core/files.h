@@ -13,6 +13,11 @@ bool file_exists(const std::string& path);
 // Folder of the running executable (where the build put harness, the worker
 // and submission_index.json).
 std::string executable_dir();
+
+// Whether `outer` is `inner` or a folder above it, by whole components,
+// both resolved as the kernel would open them (absolute, symbolic links
+// followed as far as they exist). False when either cannot be resolved.
+bool path_holds(const std::string& outer, const std::string& inner);
 // Runs a shell command and returns its stdout, or "" when it fails.
 std::string capture_command_output(const std::string& command);
 // A folder for large files rewritten often (process submissions' tensors):

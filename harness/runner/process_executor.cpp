@@ -8,6 +8,7 @@
 
 #include "harness/core/clock.h"
 #include "harness/core/error.h"
+#include "harness/core/files.h"
 #include "harness/core/npy.h"
 #include "harness/core/timing_loop.h"
 #include "harness/runner/exception_headline.h"
@@ -131,14 +132,17 @@ void ProcessExecutor::ensure_started() {
   launch.log_path = log_.path();
   launch.working_directory = target_.folder;
   launch.protocol_on_stdio = true;
-  launch.sandbox.readable = {target_.folder, client_path()};
-  launch.sandbox.programs = {target_.command.front()};
+  launch.sandbox.readable = {target_.folder, client_path(), target_.command.front()};
+  // An interpreter found on PATH is read with its installation; a program
+  // of the submission's folder needs nothing beyond that folder.
+  if (!path_holds(target_.folder, target_.command.front())) launch.sandbox.programs = {target_.command.front()};
   launch.sandbox.readable.insert(launch.sandbox.readable.end(), target_.include_dirs.begin(), target_.include_dirs.end());
   launch.sandbox.writable = target_.scratch;
-  // The run's folders: every log, every submission's tensors, the staged
-  // inputs beside this one's scratch folder.
+  // The run's folders (every log, every submission's tensors, the staged
+  // inputs beside this one's scratch folder) and the project's build (every
+  // compiled submission's library).
   launch.sandbox.private_paths = {std::filesystem::path(target_.scratch).parent_path().string(),
-                                  std::filesystem::path(target_.log_path).parent_path().string()};
+                                  std::filesystem::path(target_.log_path).parent_path().string(), HARNESS_BUILD_DIR};
   launch.sandbox.may_start_processes = true;
   const char* python_path = std::getenv("PYTHONPATH");
   launch.environment = {"HARNESS_PROTOCOL=1", "HARNESS_SCRATCH=" + target_.scratch,

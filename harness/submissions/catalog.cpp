@@ -157,15 +157,11 @@ bool is_configured_baseline(const SubmissionRecord& record) {
 void refuse_process_reads_outside_the_root(std::vector<SubmissionRecord>& records) {
   for (SubmissionRecord& record : records) {
     if (!record.manifest || record.manifest->kind != "process" || record.root.empty()) continue;
-    std::error_code ec;
-    const auto root = std::filesystem::weakly_canonical(record.root, ec);
     for (const std::string& dir : record.manifest->include_dirs) {
-      const auto resolved = std::filesystem::weakly_canonical(std::filesystem::path(record.manifest->folder) / dir, ec);
-      const auto root_end = std::mismatch(root.begin(), root.end(), resolved.begin(), resolved.end()).first;
-      if (ec || root_end != root.end()) {
-        refuse_to_build(record, fmt::format("\"include_dirs\": '{}' lies outside '{}', where a process submission's include "
-                                   "folders must be (it reads them when it runs)",
-                                   dir, root.string()));
+      if (!path_holds(record.root, (std::filesystem::path(record.manifest->folder) / dir).string())) {
+        refuse_to_build(record, fmt::format("\"include_dirs\": '{}' lies outside '{}', where a process submission's "
+                                            "include folders must be (it reads them when it runs)",
+                                            dir, record.root));
         break;
       }
     }

@@ -83,6 +83,16 @@ std::optional<ResolvedCommand> resolve_process_command(const std::vector<std::st
       *why = fmt::format("'{}' is not an executable file", path);
       return std::nullopt;
     }
+    // A program the manifest names by path is its own, in its folder: one
+    // elsewhere would have the sandbox open its installation for reading
+    // (the folder two levels above it), which for the harness's worker is
+    // the project and every submission's build.
+    if (!path_holds(folder, path)) {
+      *why = fmt::format("'{}' lies outside the submission's folder: a process submission runs a program of its own "
+                         "folder, or one found on PATH by name",
+                         program);
+      return std::nullopt;
+    }
     resolved.argv[0] = path;
     return resolved;
   }

@@ -6,6 +6,7 @@
 #include "harness/core/files.h"
 #include "harness/submissions/catalog.h"
 #include "harness/submissions/manifest.h"
+#include "harness/submissions/process_command.h"
 #include "support/test_support.h"
 
 namespace harness {
@@ -162,6 +163,24 @@ TEST(Catalog, AProcessSubmissionsIncludeFoldersStayInsideItsRoot) {
   EXPECT_EQ(catalog.records()[1].build.status, "failed");
   EXPECT_NE(catalog.records()[1].build.reason.find("'../../build' lies outside"), std::string::npos)
       << catalog.records()[1].build.reason;
+}
+
+// A program named by path runs from the submission's own folder: the
+// harness's worker named from a submission's folder once had the sandbox
+// open the worker's installation, the project, for reading.
+TEST(ProcessCommand, AProgramNamedByPathLiesInTheSubmissionsFolder) {
+  testing::TempFolder folder;
+  std::filesystem::create_directories(folder.path("sub/bin"));
+  for (const char* program : {"sub/bin/run", "elsewhere"}) {
+    write_file_atomically(folder.path(program), "#!/bin/sh\n");
+    std::filesystem::permissions(folder.path(program), std::filesystem::perms::owner_all);
+  }
+  std::string why;
+  const auto own = resolve_process_command({"./bin/run"}, folder.path("sub"), &why);
+  ASSERT_TRUE(own.has_value()) << why;
+  EXPECT_FALSE(resolve_process_command({"../elsewhere"}, folder.path("sub"), &why).has_value());
+  EXPECT_NE(why.find("lies outside the submission's folder"), std::string::npos) << why;
+  EXPECT_FALSE(resolve_process_command({folder.path("elsewhere")}, folder.path("sub"), &why).has_value());
 }
 
 TEST(BuildLog, ExcerptKeepsTheFirstErrors) {
