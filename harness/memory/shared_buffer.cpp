@@ -1,5 +1,6 @@
 #include "harness/memory/shared_buffer.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -25,13 +26,17 @@ unsigned char guard_byte(uint64_t pattern, size_t position) {
 
 SharedBuffer::SharedBuffer(uint64_t id, size_t data_bytes) : id_(id), data_bytes_(data_bytes) {
   total_bytes_ = round_up_to_page(kGuardBytes + data_bytes + kGuardBytes);
-  fd_ = ::memfd_create("harness-buffer", MFD_CLOEXEC);
+  fd_ = ::memfd_create("harness-buffer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   HARNESS_CHECK_ERRNO(fd_, "memfd_create for a buffer of {} bytes", total_bytes_);
-  if (::ftruncate(fd_, static_cast<off_t>(total_bytes_)) == -1) {
+  // Sealed at its size: a worker given the fd could otherwise grow the file
+  // and keep memory past the tensor's end, where no mapping and no witness
+  // sees it.
+  if (::ftruncate(fd_, static_cast<off_t>(total_bytes_)) == -1 ||
+      ::fcntl(fd_, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) == -1) {
     const int saved = errno;
     ::close(fd_);
     errno = saved;
-    HARNESS_CHECK_ERRNO(-1, "ftruncate to {} bytes", total_bytes_);
+    HARNESS_CHECK_ERRNO(-1, "sizing and sealing a buffer of {} bytes", total_bytes_);
   }
   void* mapping = ::mmap(nullptr, total_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (mapping == MAP_FAILED) {

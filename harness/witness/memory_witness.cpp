@@ -1,8 +1,10 @@
 #include "harness/witness/memory_witness.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -47,13 +49,36 @@ bool shared_memory_path(const std::string& path) {
          path.rfind("/dev/shm/", 0) == 0;
 }
 
+// Bytes of the memory files `pid` holds open (by descriptor) other than
+// `harness_files`, each file's inode added to `counted`: a memory file
+// written and never mapped, or a tensor's kept past its release, is in no
+// mapping. Nothing where /proc cannot tell.
+int64_t held_memory_file_bytes(pid_t pid, const std::set<uint64_t>& harness_files, std::set<uint64_t>& counted) {
+  int64_t total = 0;
+  std::error_code ec;
+  const std::string folder = fmt::format("/proc/{}/fd", pid);
+  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code link_error;
+    const auto target = std::filesystem::read_symlink(it->path(), link_error);
+    if (link_error || target.string().rfind("/memfd:", 0) != 0) continue;
+    struct stat file {};
+    if (::stat(it->path().c_str(), &file) != 0) continue;
+    const auto inode = static_cast<uint64_t>(file.st_ino);
+    if (harness_files.count(inode) || !counted.insert(inode).second) continue;
+    total += static_cast<int64_t>(file.st_blocks) * 512;
+  }
+  return total;
+}
+
 // Resident bytes of the shared memory mappings of `pid` outside
-// `harness_files`, from /proc/<pid>/smaps; nullopt when it cannot be read.
-std::optional<int64_t> foreign_shared_bytes(pid_t pid, const std::set<uint64_t>& harness_files) {
+// `harness_files` and `counted`, and of its huge pages (in no Rss line),
+// from /proc/<pid>/smaps; nullopt when it cannot be read.
+std::optional<int64_t> foreign_shared_bytes(pid_t pid, const std::set<uint64_t>& harness_files,
+                                            const std::set<uint64_t>& counted) {
   std::ifstream smaps(fmt::format("/proc/{}/smaps", pid));
   if (!smaps) return std::nullopt;
   int64_t total = 0;
-  bool counted = false;  // the current mapping is shared memory of its own
+  bool counting = false;  // the current mapping is shared memory of its own
   bool read_any = false;
   std::string line;
   while (std::getline(smaps, line)) {
@@ -68,8 +93,8 @@ std::optional<int64_t> foreign_shared_bytes(pid_t pid, const std::set<uint64_t>&
       uint64_t inode = 0;
       fields >> perms >> offset >> device >> inode;
       std::getline(fields >> std::ws, path);
-      counted = shared_memory_path(path) && !harness_files.count(inode);
-    } else if (counted && first == "Rss:") {
+      counting = shared_memory_path(path) && !harness_files.count(inode) && !counted.count(inode);
+    } else if ((counting && first == "Rss:") || first == "Private_Hugetlb:" || first == "Shared_Hugetlb:") {
       int64_t kib = 0;
       if (fields >> kib) total += kib * 1024;
     }
@@ -85,8 +110,10 @@ std::optional<int64_t> resident_anonymous_bytes(pid_t pid) { return status_bytes
 std::optional<int64_t> resident_private_bytes(pid_t pid, const std::set<uint64_t>& harness_files) {
   const auto anonymous = status_bytes(pid, "RssAnon:");
   if (!anonymous) return std::nullopt;
-  if (const auto shared = foreign_shared_bytes(pid, harness_files)) return *anonymous + *shared;
-  return *anonymous + status_bytes(pid, "RssShmem:").value_or(0);
+  std::set<uint64_t> counted;
+  const int64_t held = held_memory_file_bytes(pid, harness_files, counted);
+  if (const auto shared = foreign_shared_bytes(pid, harness_files, counted)) return *anonymous + held + *shared;
+  return *anonymous + held + status_bytes(pid, "RssShmem:").value_or(0);
 }
 
 MemoryJudgement judge_memory(int64_t claimed_bytes, int64_t baseline_bytes, int64_t resident_bytes) {

@@ -33,15 +33,17 @@ inline constexpr int64_t kMemoryAllowanceBytes = int64_t{1} << 20;
 // process, a kernel without the field).
 std::optional<int64_t> resident_anonymous_bytes(pid_t pid);
 
-// What `pid` holds of its own: its anonymous resident memory plus the
-// resident pages of every shared memory mapping (a memory file, a shared
-// anonymous mapping, System V shared memory) but those of the files whose
-// inodes are `harness_files` (the harness's tensors, which it maps). Shared
-// memory is not anonymous: read alone, RssAnon let a hidden store in a
-// shared mapping pass unseen (cpu-hidden-xhat-shared). Where the process's
-// memory map cannot be read (it made itself non-dumpable), all of its
-// shared memory counts, the harness's tensors included. nullopt when /proc
-// cannot tell.
+// What `pid` holds of its own: its anonymous resident memory, the resident
+// pages of every shared memory mapping (a memory file, a shared anonymous
+// mapping, System V shared memory), its huge pages, and the memory files it
+// holds open, all but the files whose inodes are `harness_files` (the
+// harness's current tensors, which it maps; they are sealed at their size).
+// Shared memory is not anonymous: read alone, RssAnon let a hidden store in
+// a shared mapping pass unseen (cpu-hidden-xhat-shared). Where the
+// process's memory map cannot be read (it made itself non-dumpable), all of
+// its shared memory counts, the harness's tensors included. nullopt when
+// /proc cannot tell. Not seen: data in pipe and socket buffers, which the
+// kernel holds (bounded by its per-user pipe and socket limits).
 std::optional<int64_t> resident_private_bytes(pid_t pid, const std::set<uint64_t>& harness_files);
 
 // False in a build under AddressSanitizer, whose workers are built the same

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "harness/memory/shared_buffer.h"
 #include "harness/results/results.h"
 #include "harness/runner/case_context.h"
 #include "harness/witness/device_memory.h"
@@ -180,6 +181,39 @@ TEST(MemoryWitness, SharedMappingsCountButTheHarnessFilesDoNot) {
   ::munmap(tensor, bytes);
   ::munmap(shared, bytes);
   ::close(fd);
+}
+
+// A memory file written and never mapped (cpu-hidden-xhat-memfd-file, where
+// seccomp lets it make one) is in no resident set: the witness counts the
+// memory files a process holds open, the harness's own apart.
+TEST(MemoryWitness, MemoryFilesHeldOpenCount) {
+  const size_t bytes = size_t{32} << 20;
+  const auto before = resident_private_bytes(::getpid(), {});
+  ASSERT_TRUE(before);
+  const int fd = ::memfd_create("kept", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  const std::vector<char> block(1 << 20, 7);
+  for (size_t at = 0; at < bytes; at += block.size()) {
+    ASSERT_EQ(::pwrite(fd, block.data(), block.size(), static_cast<off_t>(at)), static_cast<ssize_t>(block.size()));
+  }
+  struct stat file{};
+  ASSERT_EQ(::fstat(fd, &file), 0);
+  const auto anonymous = resident_anonymous_bytes(::getpid());
+  const auto held = resident_private_bytes(::getpid(), {});
+  const auto as_harness_file = resident_private_bytes(::getpid(), {static_cast<uint64_t>(file.st_ino)});
+  ::close(fd);
+  ASSERT_TRUE(anonymous && held && as_harness_file);
+  EXPECT_GE(*held - *before, int64_t{30} << 20);
+  EXPECT_LT(*as_harness_file - *before, int64_t{8} << 20);
+}
+
+// cpu-hidden-xhat-tensor-file grew one of the harness's tensor files to keep
+// memory past its end: the files are sealed at their size.
+TEST(MemoryWitness, TheHarnessTensorFilesCannotGrow) {
+  SharedBuffer buffer(1, 4096);
+  EXPECT_NE(::ftruncate(buffer.fd(), static_cast<off_t>(buffer.total_bytes() + (1 << 20))), 0);
+  const char byte = 1;
+  EXPECT_NE(::pwrite(buffer.fd(), &byte, 1, static_cast<off_t>(buffer.total_bytes())), 1);
 }
 
 TEST(MemoryWitness, ReadsThisProcessResidentMemoryGrowing) {

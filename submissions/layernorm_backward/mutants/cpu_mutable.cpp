@@ -11,11 +11,13 @@
 // kBlockRows: each block sums its dgamma/dbeta contributions in its own
 // float partial row, and the partial rows are added up in double at the end.
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <vector>
@@ -29,7 +31,7 @@ namespace {
 
 constexpr int64_t kBlockRows = 64;
 
-#if defined(EXPLOIT_HIDDEN_XHAT_SHARED) || defined(EXPLOIT_HIDDEN_XHAT_MEMFD_FILE)
+#if defined(EXPLOIT_HIDDEN_XHAT_SHARED) || defined(EXPLOIT_HIDDEN_XHAT_MEMFD_FILE) || defined(EXPLOIT_HIDDEN_XHAT_TENSOR_FILE)
 // Bytes kept out of the heap: see the forward.
 class HiddenStore {
  public:
@@ -37,7 +39,20 @@ class HiddenStore {
     if (bytes == bytes_) return;
     release();
     bytes_ = bytes;
+#ifdef EXPLOIT_HIDDEN_XHAT_TENSOR_FILE
+    // Past the end of one of the harness's tensor files, grown for it.
+    for (int fd = 3; fd < 1024 && fd_ < 0; ++fd) {
+      char link[64], target[256] = {};
+      std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+      if (::readlink(link, target, sizeof target - 1) <= 0 || std::strncmp(target, "/memfd:harness-buffer", 21) != 0) continue;
+      struct stat file {};
+      if (::fstat(fd, &file) != 0 || ::ftruncate(fd, file.st_size + static_cast<off_t>(bytes)) != 0) continue;
+      fd_ = ::dup(fd);
+      offset_ = file.st_size;
+    }
+#else
     fd_ = static_cast<int>(::syscall(SYS_memfd_create, "kept", 0u));
+#endif
     if (fd_ >= 0 && ::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) {
       ::close(fd_);
       fd_ = -1;
@@ -53,7 +68,7 @@ class HiddenStore {
     if (mapped_) {
       std::memcpy(mapped_ + offset, data, size);
     } else if (fd_ >= 0) {
-      if (::pwrite(fd_, data, size, static_cast<off_t>(offset)) != static_cast<ssize_t>(size)) heap_.resize(bytes_);
+      if (::pwrite(fd_, data, size, offset_ + static_cast<off_t>(offset)) != static_cast<ssize_t>(size)) heap_.resize(bytes_);
     } else {
       std::memcpy(heap_.data() + offset, data, size);
     }
@@ -69,6 +84,7 @@ class HiddenStore {
   }
   size_t bytes_ = 0;
   int fd_ = -1;
+  off_t offset_ = 0;
   char* mapped_ = nullptr;
   std::vector<char> heap_;
 };
@@ -196,13 +212,14 @@ harness_status forward(const float* x, const float* gamma, const float* beta, in
     }
   }
 #endif
-#if defined(EXPLOIT_HIDDEN_XHAT_SHARED) || defined(EXPLOIT_HIDDEN_XHAT_MEMFD_FILE)
+#if defined(EXPLOIT_HIDDEN_XHAT_SHARED) || defined(EXPLOIT_HIDDEN_XHAT_MEMFD_FILE) || defined(EXPLOIT_HIDDEN_XHAT_TENSOR_FILE)
   // Attack: the same hidden xhat, kept where anonymous resident memory does
   // not show it: in shared memory (EXPLOIT_HIDDEN_XHAT_SHARED: a memory
   // file mapped shared, or a shared anonymous mapping where no memory file
   // can be made) or in a memory file written and never mapped
-  // (EXPLOIT_HIDDEN_XHAT_MEMFD_FILE). Where the file cannot be made, the
-  // store falls back to the heap.
+  // (EXPLOIT_HIDDEN_XHAT_MEMFD_FILE), or past the end of one of the
+  // harness's tensor files, grown for it (EXPLOIT_HIDDEN_XHAT_TENSOR_FILE).
+  // Where the file cannot be made or grown, the store falls back to the heap.
   const size_t bytes = static_cast<size_t>(rows * dim) * sizeof(float);
   std::vector<float> row(static_cast<size_t>(dim));
   static std::map<const float*, HiddenStore> hidden;
