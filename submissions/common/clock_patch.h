@@ -10,8 +10,6 @@
 #ifndef SUBMISSION_CLOCK_PATCH_H
 #define SUBMISSION_CLOCK_PATCH_H
 
-#include <dlfcn.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -19,6 +17,8 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+
+#include "function_patch.h"
 
 namespace clock_patch {
 
@@ -48,23 +48,10 @@ inline void patch_clock_tenfold() {
   patched = true;
 #if defined(__x86_64__)
   ::syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &patched_at);
-  auto* target = reinterpret_cast<unsigned char*>(::dlsym(RTLD_DEFAULT, "clock_gettime"));
-  if (!target) {
-    std::fprintf(stderr, "exploit clock patch: stopped (no clock_gettime)\n");
+  if (!function_patch::patch("clock_gettime", reinterpret_cast<const void*>(&slowed_clock_gettime))) {
+    std::fprintf(stderr, "exploit clock patch: stopped (cannot patch clock_gettime)\n");
     return;
   }
-  const long page = ::sysconf(_SC_PAGESIZE);
-  auto* first = reinterpret_cast<unsigned char*>(reinterpret_cast<uintptr_t>(target) & ~static_cast<uintptr_t>(page - 1));
-  if (::mprotect(first, static_cast<size_t>(2 * page), PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
-    std::fprintf(stderr, "exploit clock patch: stopped (mprotect)\n");
-    return;
-  }
-  // movabs rax, slowed_clock_gettime; jmp rax
-  unsigned char jump[12] = {0x48, 0xB8, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xE0};
-  const auto address = reinterpret_cast<uintptr_t>(&slowed_clock_gettime);
-  std::memcpy(jump + 2, &address, sizeof address);
-  std::memcpy(target, jump, sizeof jump);
-  ::mprotect(first, static_cast<size_t>(2 * page), PROT_READ | PROT_EXEC);
   std::fprintf(stderr, "exploit clock patch: libc clock_gettime now runs 10x slow in the worker\n");
 #else
   std::fprintf(stderr, "exploit clock patch: stopped (not x86-64)\n");

@@ -42,32 +42,26 @@ expect_allowed("-fPIC;-fno-lto;-fno-sanitize=all;-fdiagnostics-color=always;-ggd
 
 # Values that would reach a compiler's command line with characters a shell
 # (nvcc runs its steps through one) or CMake's list splitting would act on.
-foreach(_case "defines|X=$(touch pwned)|${_HARNESS_SAFE_DEFINE}" "defines|A\\;-fplugin=x|${_HARNESS_SAFE_DEFINE}"
-              "defines|Y=`id`|${_HARNESS_SAFE_DEFINE}" "flags|-DX=\\;-wrapper|${_HARNESS_SAFE_FLAG}"
-              "include_dirs|a b|${_HARNESS_SAFE_PATH}" "sources|k$(id).cu|${_HARNESS_SAFE_PATH}"
-              "include_dirs|x\"y|${_HARNESS_SAFE_PATH}")
-  string(REPLACE "|" ";" _parts "${_case}")
-  list(GET _parts 0 _key)
-  list(GET _parts 1 _value)
-  list(GET _parts 2 _pattern)
+function(expect_value key value pattern want_refused)
   unset(_why)
-  _harness_check_value(${_key} "${_value}" "${_pattern}" _why)
-  if(NOT DEFINED _why)
-    message(FATAL_ERROR "${_key} value '${_value}' allowed, but must be refused")
-  endif()
-endforeach()
-foreach(_case "defines|BLOCK=256|${_HARNESS_SAFE_DEFINE}" "defines|NDEBUG|${_HARNESS_SAFE_DEFINE}"
-              "include_dirs|../../common|${_HARNESS_SAFE_PATH}" "sources|vendor/kernel.cu|${_HARNESS_SAFE_PATH}")
-  string(REPLACE "|" ";" _parts "${_case}")
-  list(GET _parts 0 _key)
-  list(GET _parts 1 _value)
-  list(GET _parts 2 _pattern)
-  unset(_why)
-  _harness_check_value(${_key} "${_value}" "${_pattern}" _why)
-  if(DEFINED _why)
+  _harness_check_value(${key} "${value}" "${pattern}" _why)
+  if(want_refused AND NOT DEFINED _why)
+    message(FATAL_ERROR "${key} value '${value}' allowed, but must be refused")
+  elseif(NOT want_refused AND DEFINED _why)
     message(FATAL_ERROR "${_why}: must be allowed")
   endif()
-endforeach()
+endfunction()
+expect_value(defines "X=$(touch pwned)" "${_HARNESS_SAFE_DEFINE}" TRUE)
+expect_value(defines "A\\;-fplugin=x" "${_HARNESS_SAFE_DEFINE}" TRUE)
+expect_value(defines "Y=`id`" "${_HARNESS_SAFE_DEFINE}" TRUE)
+expect_value(flags "-DX=\\;-wrapper" "${_HARNESS_SAFE_FLAG}" TRUE)
+expect_value(include_dirs "a b" "${_HARNESS_SAFE_PATH}" TRUE)
+expect_value(sources "k$(id).cu" "${_HARNESS_SAFE_PATH}" TRUE)
+expect_value(include_dirs "x\"y" "${_HARNESS_SAFE_PATH}" TRUE)
+expect_value(defines "BLOCK=256" "${_HARNESS_SAFE_DEFINE}" FALSE)
+expect_value(defines "NDEBUG" "${_HARNESS_SAFE_DEFINE}" FALSE)
+expect_value(include_dirs "../../common" "${_HARNESS_SAFE_PATH}" FALSE)
+expect_value(sources "vendor/kernel.cu" "${_HARNESS_SAFE_PATH}" FALSE)
 
 # A value that closes a fixed bracket argument and goes on as CMake code
 # (a define in a manifest once did, at build time): carried intact.

@@ -78,17 +78,23 @@ TEST(ProcessProtocol, EachBreakOfTheProtocolGetsItsVerdict) {
 // their call goes out, so it finds none. (Written straight into the folder
 // at the start of each round, as they were, it found the round's other set
 // at its first call: "saw inputs before their call: timed1-logits.npy".)
-TEST(ProcessProtocol, ATimedSetsInputsAppearOnlyAsItsCallGoesOut) {
-  REQUIRE_NUMPY();
+// A short perf case of the misbehaving fixture in `mode`: a few rounds of
+// its two input sets.
+CaseResult misbehaving_perf_case(const std::string& mode) {
   const std::string perf = "perf.normal.r64.v262144.k32";
-  ::setenv("HARNESS_FIXTURE_MODE", "look-ahead", 1);
+  ::setenv("HARNESS_FIXTURE_MODE", mode.c_str(), 1);
   RunSettings settings;
   settings.timing.warmup_ms = 0;
   settings.timing.max_ms = 200;
   settings.timing.max_samples = 6;
   const RunResults r = testing::run_softmax_cases("fixture-process-misbehaving", {perf}, testing::fixture_catalog(), settings);
   ::unsetenv("HARNESS_FIXTURE_MODE");
-  const CaseResult c = testing::case_of(testing::entry_of(r, "fixture-process-misbehaving"), perf);
+  return testing::case_of(testing::entry_of(r, "fixture-process-misbehaving"), perf);
+}
+
+TEST(ProcessProtocol, ATimedSetsInputsAppearOnlyAsItsCallGoesOut) {
+  REQUIRE_NUMPY();
+  const CaseResult c = misbehaving_perf_case("look-ahead");
   EXPECT_EQ(c.verdict, Verdict::pass) << c.message;
   ASSERT_TRUE(c.timing.has_value());
   EXPECT_GE(c.timing->samples_ns.size(), 4u);  // at least two rounds of the two sets
@@ -101,15 +107,7 @@ TEST(ProcessProtocol, ATimedSetsInputsAppearOnlyAsItsCallGoesOut) {
 // every round nearly free.
 TEST(ProcessProtocol, ATimedCallsOutputsAreReadAsItReplies) {
   REQUIRE_NUMPY();
-  const std::string perf = "perf.normal.r64.v262144.k32";
-  ::setenv("HARNESS_FIXTURE_MODE", "reply-then-write", 1);
-  RunSettings settings;
-  settings.timing.warmup_ms = 0;
-  settings.timing.max_ms = 200;
-  settings.timing.max_samples = 6;
-  const RunResults r = testing::run_softmax_cases("fixture-process-misbehaving", {perf}, testing::fixture_catalog(), settings);
-  ::unsetenv("HARNESS_FIXTURE_MODE");
-  const CaseResult c = testing::case_of(testing::entry_of(r, "fixture-process-misbehaving"), perf);
+  const CaseResult c = misbehaving_perf_case("reply-then-write");
   EXPECT_EQ(c.verdict, Verdict::error) << c.message;
   EXPECT_NE(c.message.find("timed repetitions"), std::string::npos) << c.message;
   EXPECT_NE(c.message.find("probs"), std::string::npos) << c.message;
