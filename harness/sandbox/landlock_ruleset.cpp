@@ -8,12 +8,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <vector>
 
 #include "harness/core/error.h"
+#include "harness/core/files.h"
 
 namespace harness {
 
@@ -110,19 +113,30 @@ std::set<std::string> readable_paths(const SandboxRequest& request) {
     add_install_prefixes(program, readable);
   }
   // An interpreter's own search paths (a virtual environment, user site
-  // packages, PYTHONPATH) are read from the harness's environment.
+  // packages, PYTHONPATH) are read from the harness's environment. One that
+  // holds or lies in a private folder (PYTHONPATH=/tmp) is left out: the
+  // user chose it, not a submission, and it must not fail every process
+  // submission nor open the run's folders.
+  std::vector<std::string> search_paths;
   for (const char* name : {"VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONHOME"}) {
-    if (const char* value = std::getenv(name); value && *value) readable.insert(value);
+    if (const char* value = std::getenv(name); value && *value) search_paths.emplace_back(value);
   }
   if (const char* python_path = std::getenv("PYTHONPATH")) {
     std::string list = python_path;
     for (size_t start = 0; start <= list.size();) {
       const size_t end = std::min(list.find(':', start), list.size());
-      if (end > start) readable.insert(list.substr(start, end - start));
+      if (end > start) search_paths.push_back(list.substr(start, end - start));
       start = end + 1;
     }
   }
-  if (const char* home = std::getenv("HOME"); home && *home) readable.insert(std::string(home) + "/.local/lib");
+  if (const char* home = std::getenv("HOME"); home && *home) search_paths.push_back(std::string(home) + "/.local/lib");
+  for (const std::string& path : search_paths) {
+    const bool private_overlap = std::any_of(request.private_paths.begin(), request.private_paths.end(),
+                                             [&](const std::string& kept) {
+                                               return path_holds(path, kept) || path_holds(kept, path);
+                                             });
+    if (!private_overlap) readable.insert(path);
+  }
   return readable;
 }
 

@@ -2,6 +2,7 @@
 // (harness/sandbox/private_paths.h).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -59,6 +60,27 @@ TEST(PrivatePaths, ASymbolicLinkIsJudgedByWhereItLeads) {
   const std::string link = run.submission + "/shared";
   fs::create_directory_symlink(run.run_folder, link);
   EXPECT_THROW(refuse_reads_of_private_paths(std::set<std::string>{link}, {run.run_folder}), UntrustedInputError);
+}
+
+// A user's PYTHONPATH of /tmp (which holds the run's folders) once failed
+// every process submission: the harness's own search paths that overlap a
+// private folder are left out instead.
+TEST(PrivatePaths, ASearchPathFromTheHarnessEnvironmentOverThePrivateFoldersIsLeftOut) {
+  RunFolders run;
+  const std::string common = run.root.path("lib");
+  const char* old = std::getenv("PYTHONPATH");
+  const std::string saved = old ? old : "";
+  ::setenv("PYTHONPATH", (run.root.path("") + ":" + common).c_str(), 1);
+  const SandboxRequest asked = run.request(run.submission);
+  const auto readable = readable_paths(asked);
+  if (old) {
+    ::setenv("PYTHONPATH", saved.c_str(), 1);
+  } else {
+    ::unsetenv("PYTHONPATH");
+  }
+  EXPECT_FALSE(readable.count(run.root.path(""))) << "the root holds the run's folder";
+  EXPECT_TRUE(readable.count(common));
+  EXPECT_NO_THROW(refuse_reads_of_private_paths(readable, asked.private_paths));
 }
 
 TEST(PrivatePaths, FoldersBesideTheRunAndTheirNamesakesAreAllowed) {
