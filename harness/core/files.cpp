@@ -11,9 +11,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <optional>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "harness/core/error.h"

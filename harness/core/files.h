@@ -18,6 +18,7 @@ std::string executable_dir();
 // both resolved as the kernel would open them (absolute, symbolic links
 // followed as far as they exist). False when either cannot be resolved.
 bool path_holds(const std::string& outer, const std::string& inner);
+
 // Runs a shell command and returns its stdout, or "" when it fails.
 std::string capture_command_output(const std::string& command);
 // A folder for large files rewritten often (process submissions' tensors):

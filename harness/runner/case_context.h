@@ -100,8 +100,8 @@ class CaseContext {
                            const std::vector<std::vector<Binding>>& sets, const StageInputs& fresh = {});
 
   // The memory witnesses. On the CPU (harness/witness/memory_witness.h) the
-  // worker's own resident memory (anonymous and shared); on a GPU (device_memory.h) the
-  // device memory the driver says the worker uses. A driver takes a
+  // worker's own resident memory (anonymous and shared); on a GPU
+  // (device_memory.h) the device memory the driver says the worker uses. A driver takes a
   // baseline before the work, then calls witness_memory() where the
   // submission reports what it holds. On the CPU the case fails
   // understated_memory when the growth since the baseline is far above the

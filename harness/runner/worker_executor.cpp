@@ -249,7 +249,6 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
   const std::string what = op + " (timed repetitions)";
   const size_t n = sets.size();
   protocol::TimeReply total;
-  double witnessed_ns = 0;  // the harness's clock around every request so far
   size_t next_set = 0;
   double last_batch_ns = 0;  // the harness's clock around the last batch
   size_t last_batch_calls = 0;
@@ -267,7 +266,6 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
                               -1, timeout_s, what);
     last_batch_ns = static_cast<double>(monotonic_ns() - start);
     last_batch_calls = warmup + calls;
-    witnessed_ns += last_batch_ns;
     total.witnessed.push_back(protocol::WitnessedRequest{last_batch_ns, warmup, calls, 0.0, 0.0});
     if (!body.contains("device_ns")) {
       const auto failed = decode<protocol::CallReply>(body, what);
@@ -322,6 +320,8 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
   // 100 calls per set), as run_timing_loop does.
   if (!run_calls(n, 0)) return total;
   const double warmup_ns = policy.warmup_ms * 1e6;
+  double witnessed_ns = 0;  // the harness's clock around the first round
+  for (const auto& r : total.witnessed) witnessed_ns += r.ns;
   if (witnessed_ns < warmup_ns) {
     const double per_call = witnessed_ns / static_cast<double>(n);
     const auto more = static_cast<size_t>(std::ceil((warmup_ns - witnessed_ns) / std::max(per_call, 1.0)));

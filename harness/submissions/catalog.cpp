@@ -144,10 +144,8 @@ std::string configured_baseline(const SubmissionRecord& record) {
 bool is_configured_baseline(const SubmissionRecord& record) {
   const std::string configured = configured_baseline(record);
   if (configured.empty()) return false;
-  std::error_code ec1, ec2;
-  const auto expected = std::filesystem::weakly_canonical(std::filesystem::path(HARNESS_SOURCE_DIR) / configured, ec1);
-  const auto folder = std::filesystem::weakly_canonical(record.manifest->folder, ec2);
-  return !ec1 && !ec2 && expected == folder;
+  std::error_code ec;
+  return std::filesystem::equivalent(std::filesystem::path(HARNESS_SOURCE_DIR) / configured, record.manifest->folder, ec);
 }
 
 // A process submission reads its include folders at run time (compiled
@@ -202,7 +200,9 @@ void refuse_duplicate_names(std::vector<SubmissionRecord>& records) {
   for (size_t i = 0; i < records.size(); ++i) {
     if (!records[i].manifest) continue;
     const size_t kept = owner.at(std::make_pair(records[i].challenge, records[i].name));
-    if (kept != i) refuse(records[i], fmt::format("the name '{}' is already used by {}", records[i].name, records[kept].manifest_path));
+    if (kept != i) {
+      refuse(records[i], fmt::format("the name '{}' is already used by {}", records[i].name, records[kept].manifest_path));
+    }
   }
 }
 

@@ -108,7 +108,7 @@ std::optional<int64_t> foreign_shared_bytes(pid_t pid, const std::set<uint64_t>&
 std::optional<int64_t> resident_anonymous_bytes(pid_t pid) { return status_bytes(pid, "RssAnon:"); }
 
 std::optional<int64_t> resident_private_bytes(pid_t pid, const std::set<uint64_t>& harness_files) {
-  const auto anonymous = status_bytes(pid, "RssAnon:");
+  const auto anonymous = resident_anonymous_bytes(pid);
   if (!anonymous) return std::nullopt;
   std::set<uint64_t> counted;
   const int64_t held = held_memory_file_bytes(pid, harness_files, counted);
@@ -124,7 +124,8 @@ MemoryJudgement judge_memory(int64_t claimed_bytes, int64_t baseline_bytes, int6
   if (j.witnessed > j.allowed) {
     j.understated = true;
     j.message = fmt::format(
-        "claims {} bytes, but the worker's own resident memory (anonymous and shared) grew by {} bytes ({:.1f} MB) since the baseline: "
+        "claims {} bytes, but the worker's own resident memory (anonymous and shared) grew by {} bytes "
+        "({:.1f} MB) since the baseline: "
         "more than {:.1f}x the claim plus {} MB of allowance ({} bytes)",
         claimed, j.witnessed, static_cast<double>(j.witnessed) / 1e6, kMemoryFactor, kMemoryAllowanceBytes >> 20,
         j.allowed);

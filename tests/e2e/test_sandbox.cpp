@@ -235,8 +235,10 @@ TEST(Sandbox, AMemoryFileIsRefusedToACompiledWorkerAndCountedWithoutSeccomp) {
   };
   const CaseResult on = run("");
   EXPECT_EQ(on.verdict, Verdict::understated_memory) << on.message;
+  EXPECT_TRUE(contains(on.worker_output, "exploit hidden store: memory file refused")) << on.worker_output;
   const CaseResult off = run("seccomp");
   EXPECT_EQ(off.verdict, Verdict::understated_memory) << off.message;
+  EXPECT_TRUE(contains(off.worker_output, "exploit hidden store: memory file made")) << off.worker_output;
 }
 
 // cpu-exploit-borrowed-kernel answers with the project's cpu-fast library,

@@ -52,6 +52,7 @@ class HiddenStore {
     }
 #else
     fd_ = static_cast<int>(::syscall(SYS_memfd_create, "kept", 0u));
+    std::fprintf(stderr, "exploit hidden store: memory file %s\n", fd_ >= 0 ? "made" : "refused");
 #endif
     if (fd_ >= 0 && ::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) {
       ::close(fd_);
