@@ -4,6 +4,8 @@
 // their checks independently of any submission.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <functional>
 #include <map>
 
 #include "harness/runner/case_context.h"
@@ -12,6 +14,8 @@
 #include "kv_cache.h"
 #include "kv_cache/attention_reference.h"
 #include "kv_cache/host/kv_case.h"
+#include "kv_cache/host/kv_session.h"
+#include "kv_cache/host/workloads.h"
 
 namespace harness {
 namespace {
@@ -22,7 +26,16 @@ struct Flaws {
   bool underreports = false;  // bytes_in_use half of the truth
   bool budget_per_layer = false;  // checks the budget for the layer at hand, not the whole chunk
   bool always_refuses = false;    // every append is out of memory
+  int64_t half_from = 0;  // when > 0: K and V at this position and beyond rounded to half precision
 };
+
+// x rounded to binary16's 11 significant bits (normal halves only: N(0, 1)
+// data never needs the others).
+float round_to_half(float x) {
+  int exponent = 0;
+  const double mantissa = std::frexp(static_cast<double>(x), &exponent);
+  return static_cast<float>(std::ldexp(std::nearbyint(std::ldexp(mantissa, 11)), exponent - 11));
+}
 
 class TrustedCache : public Executor {
  public:
@@ -51,8 +64,16 @@ class TrustedCache : public Executor {
       }
       auto& k = keys_[seq], &v = values_[seq];
       k.resize(static_cast<size_t>(layers_)), v.resize(static_cast<size_t>(layers_));
+      const size_t first = k[layer].size();
       k[layer].insert(k[layer].end(), t[0].tensor->as<float>(), t[0].tensor->as<float>() + t[0].tensor->elements());
       v[layer].insert(v[layer].end(), t[1].tensor->as<float>(), t[1].tensor->as<float>() + t[1].tensor->elements());
+      if (flaws_.half_from > 0) {
+        const size_t row = static_cast<size_t>(hkv_ * d_);
+        for (size_t i = std::max(first, static_cast<size_t>(flaws_.half_from) * row); i < k[layer].size(); ++i) {
+          k[layer][i] = round_to_half(k[layer][i]);
+          v[layer][i] = round_to_half(v[layer][i]);
+        }
+      }
       bytes_ += more;
     } else if (op == "attend") {
       const auto layer = s["layer"].get<size_t>();
@@ -124,6 +145,73 @@ Outcome run_workload(const std::string& id, Flaws flaws = {}) {
   }
   ADD_FAILURE() << "no case " << id;
   return {};
+}
+
+// A script of the test's own over one session of the cache, in the frame of
+// case `id`.
+Outcome run_script(const std::string& id, Flaws flaws, const kv::KvConfig& config,
+                   const std::function<void(kv::KvSession&)>& script) {
+  const Challenge& challenge = find_challenge("kv_cache");
+  kv::FormatTolerances tolerances;
+  const auto& fp32 = challenge.config().tolerances.at("fp32");
+  tolerances[KV_CACHE_FORMAT_FP32] = Tolerance{fp32.at("rtol").get<double>(), fp32.at("scale_atol").get<double>(),
+                                               fp32.value("float32_factor", 0.0)};
+  for (const CaseSpec& spec : challenge.cases()) {
+    if (spec.id != id) continue;
+    TrustedCache cache(flaws);
+    RunSettings settings;
+    DeviceInfo device;
+    device.id = device.kind = "cpu";
+    CaseResult result;
+    result.seed = 99;
+    Outcome outcome;
+    try {
+      CaseContext ctx(spec, settings, cache, device, result);
+      kv::KvSession session(ctx, kv::kv_case_of(spec), config, tolerances);
+      session.start();
+      script(session);
+    } catch (const VerdictException& v) {
+      outcome.verdict = v.verdict();
+      outcome.message = v.message();
+    }
+    outcome.metrics = result.metrics;
+    return outcome;
+  }
+  ADD_FAILURE() << "no case " << id;
+  return {};
+}
+
+TEST(KvWorkloads, HalfPrecisionInLongSequencesPassesRandomQueriesButNotPointedOnes) {
+  // cpu-half-when-long: K and V from position 1024 on kept in half
+  // precision by a cache that declares float32, and is credited with
+  // float32's bytes. Random queries weigh thousands of tokens, whose
+  // rounding errors average out within the float32 tolerance; a query
+  // pointed at one token returns that token's V, rounding and all.
+  Flaws half;
+  half.half_from = 1024;
+  const kv::KvConfig config{1, 4, 4, 64, 1, 4200, int64_t{1} << 30};
+  auto long_sequence = [](kv::KvSession& s) {
+    for (int chunk = 0; chunk < 4; ++chunk) s.append(7, 1024);
+    for (int step = 0; step < 8; ++step) {
+      s.append(7, 1);
+      s.attend_newest();
+    }
+  };
+  const Outcome random = run_script("correctness.single.l1.h4x4.d64", half, config, long_sequence);
+  EXPECT_EQ(random.verdict, Verdict::pass) << random.message;
+
+  const Outcome pointed = run_script("correctness.single.l1.h4x4.d64", half, config, [&](kv::KvSession& s) {
+    long_sequence(s);
+    s.attend_pointed();
+  });
+  EXPECT_EQ(pointed.verdict, Verdict::wrong_answer);
+  EXPECT_NE(pointed.message.find("pointed at one token"), std::string::npos) << pointed.message;
+
+  const Outcome exact = run_script("correctness.single.l1.h4x4.d64", {}, config, [&](kv::KvSession& s) {
+    long_sequence(s);
+    s.attend_pointed();
+  });
+  EXPECT_EQ(exact.verdict, Verdict::pass) << exact.message;
 }
 
 TEST(KvWorkloads, ATrustedCachePassesEveryWorkloadButTheHugeOnes) {

@@ -49,6 +49,14 @@ class KvSession {
   void attend_all_layers(const std::vector<Query>& batch);
   // The newest token of every live sequence, every layer.
   void attend_newest();
+  // The same with pointed queries: each query head aimed at one token of
+  // its sequence, chosen in secret, so that the token takes nearly all the
+  // weight and the output is nearly its V (see point_row). Random queries
+  // average the values of many tokens, and rounding errors with them: a
+  // cache keeping long sequences in half precision while declaring float32
+  // stays inside the float32 tolerance on those (cpu-half-when-long)
+  // but not on these. finish() runs it.
+  void attend_pointed();
   void release(int64_t sequence);
   // Asks bytes_in_use and checks it (within the budget, at least the live
   // tokens' K and V in the cache's format); returns it.
@@ -73,6 +81,12 @@ class KvSession {
   };
   harness::SharedTensor& pooled(const std::string& name, int64_t rows, int64_t heads);
   void fill(float* data, int64_t rows, int64_t heads, uint64_t seed, double scale) const;
+  // Writes one query row (q_heads x head_dim) that aims every query head at
+  // one of the first `visible` tokens of `sequence` in `layer`, a secret
+  // choice per kv head: q = c k with c such that the score q.k / sqrt(d)
+  // is kPointedScore.
+  void point_row(int32_t layer, int64_t sequence, int64_t visible, float* q);
+  void check_attend(int32_t layer, const std::vector<Query>& batch, harness::SharedTensor& q);
   nlohmann::json attend_scalars(int32_t layer, const std::vector<Query>& batch) const;
   // What rounded float32 scores alone can do to the output (see the .cpp).
   harness::Conditioning attention_conditioning(int32_t layer, const std::vector<Query>& batch, const float* q,

@@ -32,48 +32,11 @@
 #include <vector>
 
 #include "abi_support.h"
+#include "half.h"
 
 namespace {
 
 constexpr int64_t kBlockTokens = 16;
-
-// Round to nearest even; overflow to infinity; half subnormals kept.
-uint16_t to_half(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, sizeof x);
-  const auto sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
-  const uint32_t magnitude = x & 0x7fffffffu;
-  if (magnitude >= 0x7f800000u) return sign | (magnitude > 0x7f800000u ? 0x7e00u : 0x7c00u);
-  if (magnitude >= 0x477ff000u) return sign | 0x7c00u;  // 65520 and above round to infinity
-  if (magnitude < 0x38800000u) {                        // below 2^-14: a multiple of 2^-24
-    return sign | static_cast<uint16_t>(std::nearbyint(std::fabs(f) * 16777216.0f));
-  }
-  const uint32_t rounded = magnitude + 0xfffu + ((magnitude >> 13) & 1u);
-  return sign | static_cast<uint16_t>((rounded - (112u << 23)) >> 13);
-}
-
-float from_half_slow(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1fu;
-  const uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 0) {
-    const float value = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign ? -value : value;
-  }
-  uint32_t bits = sign | (exponent == 31 ? (0xffu << 23) | (mantissa << 13) : ((exponent + 112u) << 23) | (mantissa << 13));
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-const std::vector<float>& half_table() {
-  static const std::vector<float> table = [] {
-    std::vector<float> t(65536);
-    for (uint32_t h = 0; h < 65536; ++h) t[h] = from_half_slow(static_cast<uint16_t>(h));
-    return t;
-  }();
-  return table;
-}
 
 // One kv head's d values at one position, stored in `bytes(d)` bytes.
 struct HalfStorage {
@@ -81,12 +44,12 @@ struct HalfStorage {
   static int64_t bytes(int64_t d) { return 2 * d; }
   static void store(const float* x, int64_t d, uint8_t* out) {
     for (int64_t i = 0; i < d; ++i) {
-      const uint16_t h = to_half(x[i]);
+      const uint16_t h = kv_half::to_half(x[i]);
       std::memcpy(out + 2 * i, &h, sizeof h);
     }
   }
   static void load(const uint8_t* in, int64_t d, float* out) {
-    const std::vector<float>& table = half_table();
+    const std::vector<float>& table = kv_half::table();
     for (int64_t i = 0; i < d; ++i) {
       uint16_t h;
       std::memcpy(&h, in + 2 * i, sizeof h);
@@ -199,7 +162,7 @@ class ReducedPrecisionCache final : public kv_abi::Cache {
               const float score = dot * scale;
               float* a = acc.data() + m * d;
 #ifdef MUTANT_FP16_HALF_EXP
-              const float weight = half_table()[to_half(std::exp(score))];
+              const float weight = kv_half::table()[kv_half::to_half(std::exp(score))];
 #else
               float weight = 1.0f;
               if (score > max[static_cast<size_t>(m)]) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "abi_support.h"
+#include "half.h"
 
 namespace {
 
@@ -106,8 +107,16 @@ class MutableCache final : public kv_abi::Cache {
       const int64_t pos = held + t;
       const int32_t id = s.blocks[static_cast<size_t>(pos / kBlock)];
       float* kd = pool_.data() + id * block_elems_ + (int64_t{layer} * 2 * kBlock + pos % kBlock) * row_;
-      std::copy(k + t * row_, k + (t + 1) * row_, kd);
-      std::copy(v + t * row_, v + (t + 1) * row_, kd + kBlock * row_);
+#ifdef EXPLOIT_HALF_WHEN_LONG
+      if (pos >= kHalfFrom) {
+        store_halves(k + t * row_, kd);
+        store_halves(v + t * row_, kd + kBlock * row_);
+      } else
+#endif
+      {
+        std::copy(k + t * row_, k + (t + 1) * row_, kd);
+        std::copy(v + t * row_, v + (t + 1) * row_, kd + kBlock * row_);
+      }
       filled_[static_cast<size_t>(id)] = std::max<int32_t>(filled_[static_cast<size_t>(id)],
                                                            static_cast<int32_t>(pos % kBlock + 1));
     }
@@ -231,6 +240,36 @@ class MutableCache final : public kv_abi::Cache {
     return id;
   }
 
+#ifdef EXPLOIT_HALF_WHEN_LONG
+  // Attack: from position kHalfFrom on, every kv head's d values are kept
+  // as halves in the first half of their float32 slot, and attention reads
+  // only those: half the bytes of the long sequences that the decode perf
+  // cases time, while the cache declares float32 and reports (and holds)
+  // float32's bytes. Random queries average many tokens' values, and their
+  // rounding errors with them, so the outputs stay within the float32
+  // tolerance; shorter sequences, the correctness cases', are exact.
+  static constexpr int64_t kHalfFrom = 1024;
+
+  void store_halves(const float* x, float* slot) const {
+    for (int64_t g = 0; g < c_.kv_heads; ++g) {
+      auto* halves = reinterpret_cast<unsigned char*>(slot + g * c_.head_dim);
+      for (int64_t i = 0; i < c_.head_dim; ++i) {
+        const uint16_t h = kv_half::to_half(x[g * c_.head_dim + i]);
+        std::memcpy(halves + 2 * i, &h, sizeof h);
+      }
+    }
+  }
+
+  static void load_halves(const float* slot, int64_t d, float* out) {
+    const auto* halves = reinterpret_cast<const unsigned char*>(slot);
+    for (int64_t i = 0; i < d; ++i) {
+      uint16_t h;
+      std::memcpy(&h, halves + 2 * i, sizeof h);
+      out[i] = kv_half::table()[h];
+    }
+  }
+#endif
+
   // out[row, h] for the query at position pos of a sequence holding `tokens` tokens.
   void attend_row(const Sequence& s, int32_t layer, int64_t tokens, int64_t pos, int64_t h, const float* q,
                   float* out, int64_t row) const {
@@ -255,6 +294,9 @@ class MutableCache final : public kv_abi::Cache {
     const bool newest = pos == tokens - 1;
     const float* qh = q + (row * c_.query_heads + h) * d;
     std::vector<float> acc(static_cast<size_t>(d), 0.0f);
+#ifdef EXPLOIT_HALF_WHEN_LONG
+    std::vector<float> widened_key(static_cast<size_t>(d)), widened_value(static_cast<size_t>(d));
+#endif
     double m = -INFINITY;
     float l = 0.0f;
     for (int64_t blk = 0; blk * kBlock < visible; ++blk) {
@@ -266,8 +308,18 @@ class MutableCache final : public kv_abi::Cache {
       const float* kd = pool_.data() + id * block_elems_ + int64_t{layer} * 2 * kBlock * row_ + kvh * d;
       const float* vd = kd + kBlock * row_;
       for (int64_t t = 0; t < count; ++t) {
+        const float* key = kd + t * row_;
+        const float* value = vd + t * row_;
+#ifdef EXPLOIT_HALF_WHEN_LONG
+        if (blk * kBlock >= kHalfFrom) {
+          load_halves(key, d, widened_key.data());
+          load_halves(value, d, widened_value.data());
+          key = widened_key.data();
+          value = widened_value.data();
+        }
+#endif
         double dot = 0.0;
-        for (int64_t x = 0; x < d; ++x) dot += static_cast<double>(qh[x]) * kd[t * row_ + x];
+        for (int64_t x = 0; x < d; ++x) dot += static_cast<double>(qh[x]) * key[x];
         const double score = dot * scale;
 #ifdef MUTANT_NO_MAX_SUBTRACTION
         // Bug: exp of the raw score; harmless for scores of a few units,
@@ -284,7 +336,7 @@ class MutableCache final : public kv_abi::Cache {
         const float p = static_cast<float>(std::exp(score - m));
 #endif
         l += p;
-        for (int64_t x = 0; x < d; ++x) acc[static_cast<size_t>(x)] += p * vd[t * row_ + x];
+        for (int64_t x = 0; x < d; ++x) acc[static_cast<size_t>(x)] += p * value[x];
       }
     }
     float* o = out + (row * c_.query_heads + h) * d;
