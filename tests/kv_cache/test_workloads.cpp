@@ -122,9 +122,10 @@ struct Outcome {
   nlohmann::json metrics;
 };
 
-Outcome run_workload(const std::string& id, Flaws flaws = {}) {
-  const Challenge& challenge = find_challenge("kv_cache");
-  for (const CaseSpec& spec : challenge.cases()) {
+// Runs `body` in a context for case `id` over the trusted cache with `flaws`.
+Outcome run_in_case(const std::string& id, Flaws flaws,
+                    const std::function<void(const CaseSpec&, CaseContext&)>& body) {
+  for (const CaseSpec& spec : find_challenge("kv_cache").cases()) {
     if (spec.id != id) continue;
     TrustedCache cache(flaws);
     RunSettings settings;
@@ -135,7 +136,7 @@ Outcome run_workload(const std::string& id, Flaws flaws = {}) {
     Outcome outcome;
     try {
       CaseContext ctx(spec, settings, cache, device, result);
-      challenge.run_case(spec, ctx);
+      body(spec, ctx);
     } catch (const VerdictException& v) {
       outcome.verdict = v.verdict();
       outcome.message = v.message();
@@ -147,38 +148,23 @@ Outcome run_workload(const std::string& id, Flaws flaws = {}) {
   return {};
 }
 
+Outcome run_workload(const std::string& id, Flaws flaws = {}) {
+  return run_in_case(id, flaws, [](const CaseSpec& spec, CaseContext& ctx) { find_challenge("kv_cache").run_case(spec, ctx); });
+}
+
 // A script of the test's own over one session of the cache, in the frame of
 // case `id`.
 Outcome run_script(const std::string& id, Flaws flaws, const kv::KvConfig& config,
                    const std::function<void(kv::KvSession&)>& script) {
-  const Challenge& challenge = find_challenge("kv_cache");
-  kv::FormatTolerances tolerances;
-  const auto& fp32 = challenge.config().tolerances.at("fp32");
-  tolerances[KV_CACHE_FORMAT_FP32] = Tolerance{fp32.at("rtol").get<double>(), fp32.at("scale_atol").get<double>(),
-                                               fp32.value("float32_factor", 0.0)};
-  for (const CaseSpec& spec : challenge.cases()) {
-    if (spec.id != id) continue;
-    TrustedCache cache(flaws);
-    RunSettings settings;
-    DeviceInfo device;
-    device.id = device.kind = "cpu";
-    CaseResult result;
-    result.seed = 99;
-    Outcome outcome;
-    try {
-      CaseContext ctx(spec, settings, cache, device, result);
-      kv::KvSession session(ctx, kv::kv_case_of(spec), config, tolerances);
-      session.start();
-      script(session);
-    } catch (const VerdictException& v) {
-      outcome.verdict = v.verdict();
-      outcome.message = v.message();
-    }
-    outcome.metrics = result.metrics;
-    return outcome;
-  }
-  ADD_FAILURE() << "no case " << id;
-  return {};
+  const auto& fp32 = find_challenge("kv_cache").config().tolerances.at("fp32");
+  const kv::FormatTolerances tolerances{
+      {KV_CACHE_FORMAT_FP32, Tolerance{fp32.at("rtol").get<double>(), fp32.at("scale_atol").get<double>(),
+                                       fp32.value("float32_factor", 0.0)}}};
+  return run_in_case(id, flaws, [&](const CaseSpec& spec, CaseContext& ctx) {
+    kv::KvSession session(ctx, kv::kv_case_of(spec), config, tolerances);
+    session.start();
+    script(session);
+  });
 }
 
 TEST(KvWorkloads, HalfPrecisionInLongSequencesPassesRandomQueriesButNotPointedOnes) {

@@ -18,11 +18,24 @@ using harness::protocol::Access;
 
 namespace {
 
-// The score of a pointed query's token. The other scores then spread with
-// a standard deviation of kPointedScore / sqrt(head_dim) around 0 (3.8 at
-// head_dim 64, 2.7 at 128), so that 32768 of them together weigh about
-// e^-14 of the pointed token: the output is its V, rounding and all.
+// The score of a pointed query's token, about. The other scores spread
+// with a standard deviation of kPointedScore / sqrt(head_dim) (3.8 at d 64,
+// 2.7 at 128), so that 4096 tokens at 64, or 32768 at 128, weigh about
+// e^-15 of the pointed one together. They must weigh that little: float32
+// code summing them after the pointed token loses them to rounding (NumPy's
+// float32 einsum, at a score of 16 where they weighed 0.2%, lost an eighth
+// of that: 1.07 times the tolerance). A higher score raises the conditioning
+// F through |q|, and the tolerance with it: at 30 the half-precision
+// exploit's worst error is 1.12 to 1.25 times the tolerance over 40 draws
+// of 16 queries (NumPy model of the unit test's cache), at 16 it was 1.3 to
+// 1.4.
 constexpr double kPointedScore = 30.0;
+// Values of V a workload's pointed queries read at the end, at least (as
+// whole query rows, at least one per live sequence): one row of 4 kv heads
+// of 64 values kept in half precision is beyond the float32 tolerance at
+// about 19 draws in 20 (of N(0, 1) values only those near the largest can
+// be); 16 such rows, or 4 of 8 heads of 128, make a miss vanishingly rare.
+constexpr int64_t kPointedValues = 4096;
 
 int64_t integer_result(const harness::protocol::CallReply& reply, const char* name, harness::CaseContext& ctx,
                        const std::string& op) {
@@ -204,8 +217,11 @@ void KvSession::point_row(int32_t layer, int64_t sequence, int64_t visible, floa
     const float* k = keys.data() + (token * config_.kv_heads + g) * d;
     double squares = 0;
     for (int64_t x = 0; x < d; ++x) squares += static_cast<double>(k[x]) * k[x];
-    // N(0, scale^2) keys are never all zero; were one, its query stays zero.
-    const double c = squares > 0 ? kPointedScore * std::sqrt(static_cast<double>(d)) / squares : 0.0;
+    // Keys are N(0, scale^2), of length about scale * sqrt(d): a query of
+    // length kPointedScore / scale along k scores about kPointedScore, and
+    // one length for every query keeps the largest |q| in F at that. No
+    // key is all zero; were one, its query would stay zero.
+    const double c = squares > 0 ? kPointedScore / (scores_scale_ * std::sqrt(squares)) : 0.0;
     for (int64_t h = g * group; h < (g + 1) * group; ++h) {
       for (int64_t x = 0; x < d; ++x) q[h * d + x] = static_cast<float>(c * k[x]);
     }
@@ -229,16 +245,28 @@ void KvSession::attend(int32_t layer, const std::vector<Query>& batch) {
 }
 
 void KvSession::attend_pointed() {
+  const std::vector<int64_t> live = live_sequences();
+  if (live.empty()) return;
+  const int64_t wanted_rows = (kPointedValues + config_.kv_heads * config_.head_dim - 1) / (config_.kv_heads * config_.head_dim);
+  const auto sequences = static_cast<int64_t>(live.size());
+  const int64_t per_sequence = (wanted_rows + sequences - 1) / sequences;
   std::vector<Query> batch;
-  for (int64_t s : live_sequences()) batch.push_back({s, 1});
-  if (batch.empty()) return;
-  const auto rows = static_cast<int64_t>(batch.size());
+  int64_t rows = 0;
+  for (int64_t s : live) {
+    batch.push_back({s, static_cast<int32_t>(std::min(tokens(s), per_sequence))});
+    rows += batch.back().n;
+  }
   harness::SharedTensor& q = pooled("q", rows, config_.q_heads);
   const int64_t row = static_cast<int64_t>(config_.q_heads) * config_.head_dim;
   for (int32_t layer = 0; layer < config_.layers; ++layer) {
     ++step_;
-    last_op_ = fmt::format("attend of layer {}, {} sequence(s), one query each pointed at one token", layer, rows);
-    for (int64_t b = 0; b < rows; ++b) point_row(layer, batch[static_cast<size_t>(b)].sequence, tokens(batch[static_cast<size_t>(b)].sequence), q.as<float>() + b * row);
+    last_op_ = fmt::format("attend of layer {}, {} sequence(s), {} queries each pointed at one token", layer,
+                           batch.size(), rows);
+    float* next = q.as<float>();
+    for (const Query& query : batch) {
+      // The i-th of a sequence's n queries sees its first tokens - n + i + 1 tokens.
+      for (int64_t i = 0; i < query.n; ++i, next += row) point_row(layer, query.sequence, tokens(query.sequence) - query.n + i + 1, next);
+    }
     check_attend(layer, batch, q);
   }
 }

@@ -49,7 +49,9 @@ class KvSession {
   void attend_all_layers(const std::vector<Query>& batch);
   // The newest token of every live sequence, every layer.
   void attend_newest();
-  // The same with pointed queries: each query head aimed at one token of
+  // The newest positions of every live sequence as queries (enough rows
+  // to read 4096 values of V), every layer, each query head aimed at one
+  // token it sees of
   // its sequence, chosen in secret, so that the token takes nearly all the
   // weight and the output is nearly its V (see point_row). Random queries
   // average the values of many tokens, and rounding errors with them: a
@@ -83,8 +85,8 @@ class KvSession {
   void fill(float* data, int64_t rows, int64_t heads, uint64_t seed, double scale) const;
   // Writes one query row (q_heads x head_dim) that aims every query head at
   // one of the first `visible` tokens of `sequence` in `layer`, a secret
-  // choice per kv head: q = c k with c such that the score q.k / sqrt(d)
-  // is kPointedScore.
+  // choice per kv head: q along k, of a length that makes the score
+  // q.k / sqrt(d) about kPointedScore.
   void point_row(int32_t layer, int64_t sequence, int64_t visible, float* q);
   void check_attend(int32_t layer, const std::vector<Query>& batch, harness::SharedTensor& q);
   nlohmann::json attend_scalars(int32_t layer, const std::vector<Query>& batch) const;
