@@ -182,7 +182,13 @@ protocol::CallReply CaseContext::call(const std::string& op, const nlohmann::jso
 
 CaseContext::MemoryBaseline CaseContext::memory_baseline() {
   MemoryBaseline baseline;
-  baseline.resident = executor_.resident_bytes();
+  baseline.resident = executor_.resident_bytes();  // starts the worker if none runs
+  // From before the library loaded where the worker was started for this
+  // case (a CPU worker always is): what its constructors, an earlier call
+  // of this case or the query of a saved state's size left behind counts.
+  if (const std::optional<int64_t> before_load = executor_.resident_before_load(); baseline.resident && before_load) {
+    baseline.resident = before_load;
+  }
   const DeviceMemoryReading device = executor_.device_memory();
   baseline.device = device.bytes;
   if (!device.bytes && device_.kind == "cuda") result_.metrics["device_memory_witness"] = "none: " + device.why_not;

@@ -102,7 +102,8 @@ class CaseContext {
   // The memory witnesses. On the CPU (harness/witness/memory_witness.h) the
   // worker's own resident memory (anonymous and shared); on a GPU
   // (device_memory.h) the device memory the driver says the worker uses. A driver takes a
-  // baseline before the work, then calls witness_memory() where the
+  // baseline before the work (on the CPU it is the case's worker's reading
+  // from before its library loaded), then calls witness_memory() where the
   // submission reports what it holds. On the CPU the case fails
   // understated_memory when the growth since the baseline is far above the
   // claim, and the growth less the allowance is returned (0 without a

@@ -55,6 +55,15 @@ class Executor {
   // read by the harness (harness/witness/memory_witness.h); nullopt where
   // there is no such witness (in-process controls, a device's memory).
   virtual std::optional<int64_t> resident_bytes() { return std::nullopt; }
+  // The same, read before the submission's library was loaded into the
+  // process now running (before its constructors ran), where that process
+  // was started for the case in progress; nullopt otherwise.
+  virtual std::optional<int64_t> resident_before_load() { return std::nullopt; }
+  // Called as each case begins. A CPU worker stops here, so that every case
+  // runs in a process of its own: no memory and no state of the submission
+  // carries over from an earlier case, and the memory witness counts from
+  // before the library loaded (resident_before_load).
+  virtual void begin_case() {}
   // What the submission's worker holds on its GPU now, read by the harness
   // from the driver (harness/witness/device_memory.h); no reading, and why,
   // where there is none.

@@ -98,6 +98,7 @@ void run_one_case(const RunSettings& settings, const PlannedEntry& entry, const 
                   CaseResult& result) {
   const int64_t start = monotonic_ns();
   try {
+    executor.begin_case();
     CaseContext ctx(spec, settings, executor, *entry.device, result);
     entry.challenge->run_case(spec, ctx);
     result.verdict = Verdict::pass;

@@ -40,9 +40,15 @@ class WorkerExecutor : public Executor {
   void release(const SharedTensor& tensor) override;
   std::string drain_output(size_t max_bytes) override;
   std::string device_clock() const override;
-  // The worker's RssAnon on the CPU; nullopt for a CUDA worker, whose
-  // memory of interest is on the device, and while no worker runs.
+  // What the CPU worker holds of its own (resident_private_bytes), starting
+  // one if none runs; nullopt for a CUDA worker, whose memory of interest
+  // is on the device.
   std::optional<int64_t> resident_bytes() override;
+  std::optional<int64_t> resident_before_load() override;
+  // A CPU worker stops: the next request starts a fresh one. A CUDA worker
+  // is kept, since a new CUDA context per case costs far more than a
+  // process and its host memory is not witnessed.
+  void begin_case() override;
   DeviceMemoryReading device_memory() override;
 
   // Number of worker processes started so far (tests check restarts).
@@ -51,6 +57,10 @@ class WorkerExecutor : public Executor {
  private:
   // Starts the worker if none runs; loading may take at most timeout_s.
   void ensure_started(double timeout_s);
+  // Asks the worker to exit, and kills it if it does not within 2 s.
+  void stop();
+  // The first message of a starting worker, which may end the case.
+  std::optional<Channel::Message> receive_at_start(double timeout_s, const std::string& stage);
   void map(const std::vector<Binding>& tensors, const std::string& what);
   nlohmann::json request(const nlohmann::json& message, int fd, double timeout_s, const std::string& what);
   // Turns a reply's fault into the verdict it costs.
@@ -67,6 +77,8 @@ class WorkerExecutor : public Executor {
   // A load that fails (an error, a hang) fails the same way every time.
   std::optional<std::pair<Verdict, std::string>> load_failure_;
   int starts_ = 0;
+  // resident_private_bytes of the running CPU worker before its library loaded.
+  std::optional<int64_t> before_load_;
 };
 
 nlohmann::json bindings_to_json(const std::vector<Binding>& tensors);

@@ -4,13 +4,14 @@
 // On the CPU the witness is what the worker holds of its own
 // (resident_private_bytes): its anonymous resident memory (RssAnon in
 // /proc/<pid>/status: heap, stacks, private mappings it has touched) and
-// its shared memory mappings other than the harness's tensors. The claim is compared with the growth of
-// that figure since a baseline the driver takes before the library does the
-// work in question (before a cache is created, before a forward runs); the
-// worker's own footprint is in the baseline. Growth beyond the claim by more
-// than kMemoryFactor times the claim plus kMemoryAllowanceBytes (allocator
-// slack, the worker's message buffers, a thread pool's stacks) is the
-// verdict understated_memory.
+// its shared memory mappings other than the harness's tensors. The claim
+// is compared with the growth of that figure since a baseline read before
+// the submission's library was loaded into the case's own worker
+// (Executor::resident_before_load): what the library's constructors or any
+// call of the case hold counts, the worker's own footprint does not.
+// Growth beyond the claim by more than kMemoryFactor times the claim plus
+// kMemoryAllowanceBytes (allocator slack, the worker's message buffers, a
+// thread pool's stacks) is the verdict understated_memory.
 //
 // On a GPU the device memory the worker uses is read from the driver
 // (device_memory.h) and reported beside the claim, not judged (see

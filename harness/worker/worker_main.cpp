@@ -14,6 +14,9 @@
 
 namespace {
 
+// The harness answers "loading" at once; a minute covers a loaded machine.
+constexpr double kLoadPermissionTimeoutSeconds = 60;
+
 struct Arguments {
   std::string challenge;
   std::string library;
@@ -58,6 +61,15 @@ int main(int argc, char** argv) {
     auto backend = arguments.device == "cuda" ? harness::make_cuda_backend(arguments.device_index)
                                               : harness::make_cpu_backend();
     auto adapter = harness::make_abi_adapter(arguments.challenge);
+    // Before any code of the submission runs (its constructors run as it
+    // loads), the harness reads what this process holds: the baseline of
+    // the memory witness. It answers "load" when it has.
+    channel.send({{"type", "loading"}});
+    const auto go = channel.receive(kLoadPermissionTimeoutSeconds);
+    if (!go || go->body.value("type", "") != "load") {
+      throw harness::HarnessError(fmt::format("harness-worker: expected \"load\" from the harness within {:.0f} s, got {}",
+                                              kLoadPermissionTimeoutSeconds, go ? go->body.dump() : "nothing"));
+    }
     harness::SubmissionLibrary library(arguments.library);
     adapter->bind(library);
     const int32_t version = adapter->abi_version();

@@ -91,6 +91,16 @@ class HiddenStore {
 };
 #endif
 
+#ifdef EXPLOIT_HIDDEN_XHAT_PRELOADED
+// A store of 64 MiB taken and filled by a constructor as the library loads,
+// before any baseline taken after loading: growth since then shows nothing.
+std::vector<float>& preloaded_store() {
+  static std::vector<float> store;
+  return store;
+}
+__attribute__((constructor)) void take_store_at_load() { preloaded_store().assign(size_t{16} << 20, 1.0f); }
+#endif
+
 #ifdef MUTANT_SAVED_STATE_OVERFLOW
 // Bug: the variance was added to each row's record for a debugging check;
 // saved_bytes below still declares the two floats of the original record,
@@ -208,6 +218,17 @@ harness_status forward(const float* x, const float* gamma, const float* beta, in
   std::vector<float>& kept = hidden_xhat[x];
   kept.resize(static_cast<size_t>(rows * dim));
   for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < dim; ++j) {
+      kept[static_cast<size_t>(r * dim + j)] = ((x[r * dim + j] - x[r * dim]) - state[r].shifted_mean) * state[r].rstd;
+    }
+  }
+#endif
+#ifdef EXPLOIT_HIDDEN_XHAT_PRELOADED
+  // Attack: the same hidden xhat, kept in the store taken while the library
+  // loaded (as much of it as fits).
+  std::vector<float>& kept = preloaded_store();
+  const int64_t kept_rows = std::min<int64_t>(rows, static_cast<int64_t>(kept.size()) / std::max<int64_t>(dim, 1));
+  for (int64_t r = 0; r < kept_rows; ++r) {
     for (int64_t j = 0; j < dim; ++j) {
       kept[static_cast<size_t>(r * dim + j)] = ((x[r * dim + j] - x[r * dim]) - state[r].shifted_mean) * state[r].rstd;
     }
