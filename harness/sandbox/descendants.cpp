@@ -1,7 +1,6 @@
 // The harness as child subreaper: a worker's descendants that outlive it are
 // re-parented to the harness instead of init, where the harness finds and
 // kills them, even those that left the worker's process group.
-#include <dirent.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -11,12 +10,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <fstream>
 #include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "harness/core/processes.h"
 #include "harness/sandbox/sandbox.h"
 #include "harness/sandbox/sandbox_parts.h"
 
@@ -33,29 +32,14 @@ std::set<pid_t>& live_workers() {
   return workers;
 }
 
-// The parent pid from /proc/<pid>/stat: "pid (comm) state ppid ...", where
-// comm may itself hold spaces and parentheses.
-pid_t parent_of(const std::string& pid) {
-  std::ifstream stat("/proc/" + pid + "/stat");
-  std::string text;
-  std::getline(stat, text);
-  const size_t close = text.rfind(')');
-  if (close == std::string::npos || close + 4 >= text.size()) return -1;
-  return static_cast<pid_t>(std::atol(text.c_str() + close + 4));
-}
-
 std::vector<pid_t> orphaned_children() {
   std::vector<pid_t> found;
-  DIR* proc = ::opendir("/proc");
-  if (!proc) return found;
   const pid_t self = ::getpid();
+  const std::vector<ProcessEntry> processes = list_processes();
   std::lock_guard<std::mutex> lock(registry_mutex());
-  while (const dirent* entry = ::readdir(proc)) {
-    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-    const pid_t pid = static_cast<pid_t>(std::atol(entry->d_name));
-    if (parent_of(entry->d_name) == self && live_workers().count(pid) == 0) found.push_back(pid);
+  for (const ProcessEntry& p : processes) {
+    if (p.parent == self && live_workers().count(p.pid) == 0) found.push_back(p.pid);
   }
-  ::closedir(proc);
   return found;
 }
 
