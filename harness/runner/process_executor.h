@@ -48,6 +48,11 @@ class ProcessExecutor : public Executor {
   void release(const SharedTensor&) override {}
   std::string drain_output(size_t max_bytes) override { return log_.drain(max_bytes); }
   std::string device_clock() const override { return "process-wall"; }
+  // What the process and every process of its group hold of their own, and
+  // the files they keep in the scratch folder (harness/witness/memory_witness.h),
+  // after asking the process to give freed memory back where it offers to;
+  // starts the process if none runs.
+  std::optional<int64_t> resident_bytes() override;
 
  private:
   void ensure_started();
@@ -61,6 +66,8 @@ class ProcessExecutor : public Executor {
                               const std::string& prefix, bool staged = false);
   // Moves the staged input files of a request into the scratch folder.
   void reveal_inputs(const std::vector<Binding>& tensors, const std::string& prefix);
+  // Deletes the input files of a request from the scratch folder.
+  void clear_inputs(const std::vector<Binding>& tensors, const std::string& prefix);
   // The reply's status as a harness_status; throws for a malformed reply.
   int32_t status_of(const nlohmann::json& reply, int64_t id, const std::string& what, std::string* message);
   void read_outputs(const std::vector<Binding>& tensors, const std::string& prefix, const std::string& what);
@@ -71,6 +78,7 @@ class ProcessExecutor : public Executor {
   std::unique_ptr<WorkerProcess> process_;
   std::unique_ptr<LineChannel> channel_;
   std::set<std::string> ops_;
+  bool trims_ = false;  // its hello offered to give freed memory back on request
   std::optional<std::string> load_failure_;
   int64_t next_id_ = 1;
 };

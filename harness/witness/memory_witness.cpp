@@ -1,5 +1,7 @@
 #include "harness/witness/memory_witness.h"
 
+#include "harness/core/processes.h"
+
 #include <fmt/format.h>
 #include <sys/stat.h>
 
@@ -72,14 +74,17 @@ int64_t held_memory_file_bytes(pid_t pid, const std::set<uint64_t>& harness_file
 
 // Resident bytes of the shared memory mappings of `pid` outside
 // `harness_files` and `counted`, and of its huge pages (in no Rss line),
-// from /proc/<pid>/smaps; nullopt when it cannot be read.
+// from /proc/<pid>/smaps; nullopt when it cannot be read. The inodes it
+// counted join `counted`, so that a mapping a forked child shares counts
+// once in the group.
 std::optional<int64_t> foreign_shared_bytes(pid_t pid, const std::set<uint64_t>& harness_files,
-                                            const std::set<uint64_t>& counted) {
+                                            std::set<uint64_t>& counted) {
   std::ifstream smaps(fmt::format("/proc/{}/smaps", pid));
   if (!smaps) return std::nullopt;
   int64_t total = 0;
   bool counting = false;  // the current mapping is shared memory of its own
   bool read_any = false;
+  std::set<uint64_t> mapped;
   std::string line;
   while (std::getline(smaps, line)) {
     read_any = true;
@@ -94,12 +99,14 @@ std::optional<int64_t> foreign_shared_bytes(pid_t pid, const std::set<uint64_t>&
       fields >> perms >> offset >> device >> inode;
       std::getline(fields >> std::ws, path);
       counting = shared_memory_path(path) && !harness_files.count(inode) && !counted.count(inode);
+      if (counting) mapped.insert(inode);
     } else if ((counting && first == "Rss:") || first == "Private_Hugetlb:" || first == "Shared_Hugetlb:") {
       int64_t kib = 0;
       if (fields >> kib) total += kib * 1024;
     }
   }
   if (!read_any) return std::nullopt;  // a non-dumpable process's smaps reads empty
+  counted.insert(mapped.begin(), mapped.end());
   return total;
 }
 
@@ -107,13 +114,69 @@ std::optional<int64_t> foreign_shared_bytes(pid_t pid, const std::set<uint64_t>&
 
 std::optional<int64_t> resident_anonymous_bytes(pid_t pid) { return status_bytes(pid, "RssAnon:"); }
 
-std::optional<int64_t> resident_private_bytes(pid_t pid, const std::set<uint64_t>& harness_files) {
-  const auto anonymous = resident_anonymous_bytes(pid);
+namespace {
+
+// The anonymous memory of `pid` as its share of each page (Pss_Anon in
+// /proc/<pid>/smaps_rollup): a page a forked child still shares with its
+// parent counts half in each, so a group's shares add up to the memory it
+// holds; RssAnon would count it in both. RssAnon where the kernel has no
+// such field.
+std::optional<int64_t> anonymous_share_bytes(pid_t pid) {
+  std::ifstream rollup(fmt::format("/proc/{}/smaps_rollup", pid));
+  std::string key;
+  while (rollup >> key) {
+    if (key == "Pss_Anon:") {
+      int64_t kib = 0;
+      if (rollup >> kib) return kib * 1024;
+      break;
+    }
+    rollup.ignore(1 << 12, '\n');
+  }
+  return resident_anonymous_bytes(pid);
+}
+
+// resident_private_bytes of one process, its anonymous memory read by
+// `anonymous`, the memory files in `counted` (those another process of the
+// group holds) apart.
+std::optional<int64_t> private_bytes(pid_t pid, const std::set<uint64_t>& harness_files, std::set<uint64_t>& counted,
+                                     std::optional<int64_t> (*anonymous_of)(pid_t)) {
+  const auto anonymous = anonymous_of(pid);
   if (!anonymous) return std::nullopt;
-  std::set<uint64_t> counted;
   const int64_t held = held_memory_file_bytes(pid, harness_files, counted);
   if (const auto shared = foreign_shared_bytes(pid, harness_files, counted)) return *anonymous + held + *shared;
   return *anonymous + held + status_bytes(pid, "RssShmem:").value_or(0);
+}
+
+}  // namespace
+
+std::optional<int64_t> resident_private_bytes(pid_t pid, const std::set<uint64_t>& harness_files) {
+  std::set<uint64_t> counted;
+  return private_bytes(pid, harness_files, counted, resident_anonymous_bytes);
+}
+
+std::optional<int64_t> group_private_bytes(pid_t leader) {
+  std::set<uint64_t> counted;
+  const auto own = private_bytes(leader, {}, counted, anonymous_share_bytes);
+  if (!own) return std::nullopt;
+  int64_t total = *own;
+  for (const pid_t member : processes_in_group(leader)) {
+    // A member that ended between the listing and its reading holds nothing.
+    if (member != leader) total += private_bytes(member, {}, counted, anonymous_share_bytes).value_or(0);
+  }
+  return total;
+}
+
+int64_t folder_bytes(const std::string& folder) {
+  int64_t total = 0;
+  std::error_code ec;
+  // Not following links: a link to a file elsewhere holds nothing here.
+  for (std::filesystem::recursive_directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    struct stat entry {};
+    if (::lstat(it->path().c_str(), &entry) == 0 && S_ISREG(entry.st_mode)) {
+      total += static_cast<int64_t>(entry.st_blocks) * 512;
+    }
+  }
+  return total;
 }
 
 MemoryJudgement judge_memory(int64_t claimed_bytes, int64_t baseline_bytes, int64_t resident_bytes) {
@@ -124,7 +187,7 @@ MemoryJudgement judge_memory(int64_t claimed_bytes, int64_t baseline_bytes, int6
   if (j.witnessed > j.allowed) {
     j.understated = true;
     j.message = fmt::format(
-        "claims {} bytes, but the worker's own resident memory (anonymous and shared) grew by {} bytes "
+        "claims {} bytes, but the memory its worker holds of its own (resident, anonymous and shared) grew by {} bytes "
         "({:.1f} MB) since the baseline: "
         "more than {:.1f}x the claim plus {} MB of allowance ({} bytes)",
         claimed, j.witnessed, static_cast<double>(j.witnessed) / 1e6, kMemoryFactor, kMemoryAllowanceBytes >> 20,

@@ -13,6 +13,12 @@
 // kMemoryAllowanceBytes (allocator slack, the worker's message buffers, a
 // thread pool's stacks) is the verdict understated_memory.
 //
+// A process submission runs no harness code before its own, so it has no
+// "before load": its baseline is read when the case's memory is first
+// witnessed (after its hello, and after an earlier case if it served one),
+// and its reading covers every process of its group (it may fork, not
+// leave the group) and the files it keeps in its scratch folder.
+//
 // On a GPU the device memory the worker uses is read from the driver
 // (device_memory.h) and reported beside the claim, not judged (see
 // docs/ARCHITECTURE.md).
@@ -46,6 +52,15 @@ std::optional<int64_t> resident_anonymous_bytes(pid_t pid);
 // /proc cannot tell. Not seen: data in pipe and socket buffers, which the
 // kernel holds (bounded by its per-user pipe and socket limits).
 std::optional<int64_t> resident_private_bytes(pid_t pid, const std::set<uint64_t>& harness_files);
+
+// What the processes of the group `leader` leads hold of their own (each
+// one's resident_private_bytes; a memory file two of them hold open counts
+// once); nullopt when /proc cannot tell about the leader.
+std::optional<int64_t> group_private_bytes(pid_t leader);
+
+// Bytes of the regular files under `folder` (their allocated blocks, links
+// not followed); 0 when it cannot be read.
+int64_t folder_bytes(const std::string& folder);
 
 // False in a build under AddressSanitizer, whose workers are built the same
 // way: their resident memory holds the sanitizer's shadow and its quarantine
