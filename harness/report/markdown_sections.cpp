@@ -313,7 +313,8 @@ void memory(std::string& out, const Group& g) {
                      "The most each submission reported (`{}`) beside the most the harness saw it hold beyond its "
                      "baseline: the worker's own resident memory on the host, anonymous and shared (the harness's "
                      "shared tensors, a declared saved state among them, are not in it; pages reserved but never "
-                     "touched are not either), and on a GPU the device memory the driver reports for it "
+                     "touched are not either; for a process submission, every process of its group and the files "
+                     "it keeps in its scratch folder), and on a GPU the device memory the driver reports for it "
                      "(recorded, not judged). "
                      "A host figure far above the claim is `understated_memory`.\n\n| Submission | Claimed | Witnessed on the host | Witnessed on the device |\n"
                      "|---|---|---|---|\n{}\n",
