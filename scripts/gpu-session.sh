@@ -6,7 +6,11 @@
 #   OUT=reports/gpu-<device> bash scripts/gpu-session.sh STEP...
 #
 #   build     build everything for this GPU's architecture      build.log
+#   probe     one small case of each challenge's CUDA kernel,
+#             and where one fails, again with each sandbox part
+#             off in turn, to name the part that stops CUDA     probe.log
 #   tests     the GPU-labelled tests                            tests.log
+#   witness   the device-memory witness's GPU test alone        witness.log
 #   selftest  every CUDA mutant and control gets its verdict    selftest.{log,json,md}
 #   sanitize  compute-sanitizer memcheck and racecheck on small
 #             cases of every CUDA submission                    sanitize.log
@@ -16,6 +20,11 @@
 #
 # Every step after `build` builds first if the build folder is missing or out
 # of date (a fresh machine keeps nothing), so any step can open a call.
+# A machine without the time or the packages to build: carry .gpubuild/ from
+# scripts/gpu/pack-build.sh instead; it is used as the build, as it is.
+#
+# STEP_LIMITS="run=150 selftest=110" bounds steps in seconds (timeout(1)), so
+# that a call ends with every step's output written, however far each got.
 #
 # A machine with no package registry: run scripts/fetch-gpu-deps.sh on one
 # that has Debian's, and bring .deps/ along; its packages are unpacked into a
@@ -31,19 +40,28 @@ steps=()
 for a in "$@"; do
   case "$a" in
     --dry-run) dry=1 ;;
-    build|tests|selftest|sanitize|run|peer) steps+=("$a") ;;
-    *) echo "gpu-session: unknown step '$a' (build tests selftest sanitize run peer, --dry-run)" >&2; exit 2 ;;
+    build|probe|tests|witness|selftest|sanitize|run|peer) steps+=("$a") ;;
+    *) echo "gpu-session: unknown step '$a' (build probe tests witness selftest sanitize run peer, --dry-run)" >&2; exit 2 ;;
   esac
 done
-[ ${#steps[@]} -gt 0 ] || { sed -n '2,24p' "$0"; exit 2; }
+[ ${#steps[@]} -gt 0 ] || { sed -n '2,33p' "$0"; exit 2; }
+declare -A limit=()
+for l in ${STEP_LIMITS:-}; do limit[${l%%=*}]=${l#*=}; done
+current_step=""
 
 failed=()
 say() { echo "== $* ($(date -u +%H:%M:%S))"; }
 # do LOG COMMAND...: runs it (or prints it), its output appended to $out/LOG as it comes.
 do_() {
   local log="$out/$1"; shift
-  if [ $dry -eq 1 ]; then echo "  would run: $*  >> $log"; return 0; fi
-  "$@" 2>&1 | tee -a "$log"
+  local bound=()
+  if [ -n "${limit[$current_step]:-}" ]; then
+    local left=$(( limit[$current_step] - (SECONDS - step_started) ))
+    if [ $left -le 0 ]; then echo "  skipped (step $current_step over its ${limit[$current_step]} s): $*" | tee -a "$log"; return 124; fi
+    bound=(timeout -k 10 "$left")
+  fi
+  if [ $dry -eq 1 ]; then echo "  would run: ${bound[*]} $*  >> $log"; return 0; fi
+  "${bound[@]}" "$@" 2>&1 | tee -a "$log"
   return "${PIPESTATUS[0]}"
 }
 
@@ -71,13 +89,76 @@ sanitizer() {
   return 1
 }
 
+# .gpubuild/ from pack-build.sh: the build's recorded source folder is made to
+# name this checkout, and libraries the machine lacks go where every worker
+# may read them (/usr/local/lib; a sandboxed worker reads /usr, not
+# LD_LIBRARY_PATH's folders).
+use_prebuilt() {
+  local src here
+  src=$(cat .gpubuild/SOURCE_DIR) here=$(pwd -P)
+  say "prebuilt build of $(head -1 .gpubuild/COMMIT) for CUDA architectures $(cat .gpubuild/CUDA_ARCHITECTURES), made at $src"
+  [ $dry -eq 1 ] && return 0
+  if [ "$here" != "$src" ]; then
+    if [ -e "$src" ] && [ "$(cd "$src" && pwd -P)" != "$here" ]; then
+      echo "the build's source folder $src is another folder here; cannot use .gpubuild"; exit 1
+    fi
+    mkdir -p "$(dirname "$src")" && ln -sfn "$here" "$src"
+  fi
+  rm -rf build && mv .gpubuild build
+  local lib
+  for lib in build/libs/*; do
+    if ldd build/harness build/harness-worker | grep -q "$(basename "$lib") => not found"; then
+      cp "$lib" /usr/local/lib/ && echo "installed $(basename "$lib") into /usr/local/lib"
+    fi
+  done
+  ldconfig
+  if ldd build/harness build/harness-worker | grep 'not found'; then echo "prebuilt programs miss libraries"; exit 1; fi
+}
+
 ensure_build() {
-  use_deps
   local arch
   arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '.[:space:]')
+  if [ -f .gpubuild/SOURCE_DIR ]; then
+    use_prebuilt
+    case ";$(cat build/CUDA_ARCHITECTURES 2>/dev/null);" in
+      *";$arch;"*) ;;
+      *) echo "warning: the prebuilt build has no code for this GPU's sm_$arch" ;;
+    esac
+    return 0
+  fi
+  use_deps
   say "build (sm ${arch:-default})"
   do_ build.log env BUILD_TYPE=Release bash scripts/build.sh ${arch:+-DCMAKE_CUDA_ARCHITECTURES=$arch} \
     || { echo "build failed: see $out/build.log"; exit 1; }
+}
+
+# One small case of each challenge's CUDA kernel, sandboxed as in a run; where
+# one fails, the same with each part of the sandbox off in turn, to name the
+# part that keeps CUDA from working.
+step_probe() {
+  say "probe: one case per challenge on cuda"
+  do_ probe.log nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap,clocks.sm,clocks.mem --format=csv
+  do_ probe.log uname -a
+  local entry part
+  for entry in "softmax_topk correctness.normal.r64.v1024.k10" "layernorm_backward correctness.normal.r512.d768" \
+               "kv_cache correctness.batch.l2.h8x8.d64"; do
+    set -- $entry
+    if do_ probe.log build/harness run "$1" -s cuda-fast --device cuda --case "$2" --seed 1 -v -o /tmp/probe.json; then
+      continue
+    fi
+    for part in seccomp landlock caps rlimits all; do
+      echo "-- $1 $2 with HARNESS_SANDBOX_DISABLE=$part" | tee -a "$out/probe.log"
+      do_ probe.log env HARNESS_SANDBOX_DISABLE=$part build/harness run "$1" -s cuda-fast --device cuda --case "$2" \
+        --seed 1 -v -o /tmp/probe.json
+    done
+    failed+=("probe $1")
+  done
+}
+
+step_witness() {
+  say "device-memory witness test"
+  do_ witness.log build/tests/harness_gpu_tests --gtest_filter='Gpu.TheDeviceMemoryWitnessSeesTheCacheOnTheGpu' \
+    || failed+=("witness test")
 }
 
 step_tests() {
@@ -93,15 +174,18 @@ step_selftest() {
 }
 
 # One correctness and one edge case of every CUDA submission of ours (not the
-# mutants: their bugs are what the sanitizer would report).
+# mutants: their bugs are what the sanitizer would report). The sanitizer
+# follows the worker and talks to it through its own files and sockets,
+# which the worker's seccomp filter and Landlock rules are not made for: it
+# checks the kernels, with those two parts of the sandbox off.
 step_sanitize() {
   local tool_path
   tool_path=$(sanitizer) || { [ $dry -eq 1 ] && tool_path=compute-sanitizer; } || { echo "compute-sanitizer not found beside nvcc"; failed+=("sanitize"); return; }
   say "compute-sanitizer ($tool_path)"
   local cases=(
-    "softmax_topk correctness.normal.r64.v1024.k10" "softmax_topk edge.normal.r4.v4099.k64"
-    "layernorm_backward correctness.normal.r512.d768" "layernorm_backward edge.normal.r1.d65536"
-    "kv_cache correctness.batch.l2.h8x8.d64" "kv_cache edge.churn.l2.h4x4.d64")
+    "softmax_topk correctness.normal.r64.v1024.k10" "layernorm_backward correctness.normal.r512.d768"
+    "kv_cache correctness.batch.l2.h8x8.d64" "softmax_topk edge.normal.r4.v4099.k64"
+    "layernorm_backward edge.normal.r1.d65536" "kv_cache edge.churn.l2.h4x4.d64")
   # challenge/name of every CUDA submission that is not a mutant or an exploit
   local subs
   subs=$(python3 - <<'PY'
@@ -112,12 +196,13 @@ for m in sorted(pathlib.Path("submissions").rglob("submission.json")):
         print(f"{d['challenge']}/{d['name']}")
 PY
 )
-  for entry in "${cases[@]}"; do
-    set -- $entry
-    for s in $(echo "$subs" | awk -F/ -v c="$1" '$1 == c {print $2}'); do
-      for tool in memcheck racecheck; do
+  # memcheck over everything first, so a bounded step covers it before racecheck
+  for tool in memcheck racecheck; do
+    for entry in "${cases[@]}"; do
+      set -- $entry
+      for s in $(echo "$subs" | awk -F/ -v c="$1" '$1 == c {print $2}'); do
         echo "-- $tool $1 $s $2" >> "$out/sanitize.log"
-        do_ sanitize.log "$tool_path" --tool "$tool" --error-exitcode 9 --target-processes all \
+        do_ sanitize.log env HARNESS_SANDBOX_DISABLE=seccomp,landlock "$tool_path" --tool "$tool" --error-exitcode 9 --target-processes all \
           build/harness run "$1" -s "$s" --device cuda --case "$2" --seed 1 --timeout 300 -q -o /tmp/sanitized.json \
           || failed+=("$tool $1/$s $2")
       done
@@ -143,6 +228,7 @@ step_peer() {
 built=0
 for s in "${steps[@]}"; do
   if [ $built -eq 0 ]; then ensure_build; built=1; fi
+  current_step=$s step_started=$SECONDS
   [ "$s" = build ] || "step_$s"
 done
 

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Packs a finished build (BUILD_DIR, default build) into .gpubuild/ for a GPU
+# machine that has CUDA but not this project's Debian packages nor the time to
+# build: the programs, the submissions' libraries and the files that find them
+# (no objects, no CPU-only test programs), with the shared libraries they need
+# that such a machine may lack. scripts/gpu-session.sh uses it when present.
+#
+# The build keeps the absolute paths it was configured with, so the session
+# makes the source folder recorded in .gpubuild/SOURCE_DIR point at its own
+# checkout. Build with the GPU's architecture among CMAKE_CUDA_ARCHITECTURES.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build="${BUILD_DIR:-build}"
+[ -x "$build/harness" ] || { echo "pack-build: no $build/harness; build first (scripts/build.sh)" >&2; exit 1; }
+# Each submission's build plan records the CUDA compiler and architectures.
+plan=$(find "$build/submissions" -name plan.cmake -path '*cuda-fast*' | head -1)
+archs=$([ -n "$plan" ] && sed -n 's/^set(CUDA_ARCHITECTURES \[=\[\(.*\)\]=\])$/\1/p' "$plan")
+[ -n "$archs" ] || { echo "pack-build: $build was configured without CUDA (no CUDA architectures in ${plan:-its plans})" >&2; exit 1; }
+rm -rf .gpubuild
+mkdir -p .gpubuild/libs
+(cd "$build" && find . -type f ! -name '*.o' ! -name '*.a' ! -name '*.d' ! -path '*/CMakeFiles/*' \
+   ! -path './Testing/*' ! -name 'harness_unit_tests' ! -name 'harness_e2e_tests' \
+   ! -name 'harness_long_tests' ! -name 'harness_serial_tests' -print0 | tar --null -cf - -T -) \
+  | tar -xf - -C .gpubuild
+# Shared libraries from Debian packages or the CUDA toolkit that the programs
+# load; system ones (libc, libstdc++) the GPU machine has.
+for program in .gpubuild/harness .gpubuild/harness-worker; do
+  ldd "$program" | awk '/=> \// {print $3}'
+done | sort -u | grep -E 'libfmt|libseccomp|libcudart' | while read -r lib; do
+  cp -L "$lib" .gpubuild/libs/
+done
+sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" > .gpubuild/SOURCE_DIR
+echo "$archs" > .gpubuild/CUDA_ARCHITECTURES
+git rev-parse HEAD > .gpubuild/COMMIT
+git diff --quiet HEAD || echo "dirty" >> .gpubuild/COMMIT
+grep -qx '/.gpubuild/' .git/info/exclude 2>/dev/null || echo '/.gpubuild/' >> .git/info/exclude
+echo "pack-build: .gpubuild/ $(du -sh .gpubuild | cut -f1), source $(cat .gpubuild/SOURCE_DIR), CUDA architectures $(cat .gpubuild/CUDA_ARCHITECTURES), libs: $(ls .gpubuild/libs | tr '\n' ' ')"
