@@ -23,6 +23,7 @@
 # A machine without the time or the packages to build: carry .gpubuild/ from
 # scripts/gpu/pack-build.sh instead; it is used as the build, as it is.
 #
+# SANITIZE_TOOLS="racecheck" picks the sanitizer's tools (default memcheck racecheck).
 # STEP_LIMITS="run=150 selftest=110" bounds steps in seconds (timeout(1)), so
 # that a call ends with every step's output written, however far each got.
 #
@@ -197,7 +198,7 @@ for m in sorted(pathlib.Path("submissions").rglob("submission.json")):
 PY
 )
   # memcheck over everything first, so a bounded step covers it before racecheck
-  for tool in memcheck racecheck; do
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
     for entry in "${cases[@]}"; do
       set -- $entry
       for s in $(echo "$subs" | awk -F/ -v c="$1" '$1 == c {print $2}'); do

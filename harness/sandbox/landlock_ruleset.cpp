@@ -178,6 +178,14 @@ int make_landlock_ruleset(const SandboxRequest& request, int abi) {
   return fd;
 }
 
+const char* landlock_allow_own_process_files(int ruleset_fd, int abi) {
+  const int own = ::open("/proc/self", O_PATH | O_DIRECTORY);  // not close-on-exec: see the header
+  if (own == -1) return "open(/proc/self)";
+  PathBeneathAttr rule{kWriteFile | (abi >= 3 ? kTruncate : 0), own};
+  if (::syscall(SYS_landlock_add_rule, ruleset_fd, kRuleTypePathBeneath, &rule, 0) != 0) return "landlock_add_rule(/proc/self)";
+  return nullptr;
+}
+
 const char* landlock_restrict(int ruleset_fd) {
   if (::syscall(SYS_landlock_restrict_self, ruleset_fd, 0) != 0) return "landlock_restrict_self";
   return nullptr;

@@ -87,6 +87,8 @@ struct PreparedSandbox::Parts {
   ProcessLimits limits;
   bool caps_on = false;
   int landlock_fd = -1;
+  int landlock_abi = 0;
+  bool own_process_files_writable = false;  // a CUDA worker: see landlock_allow_own_process_files
   bool seccomp_on = false;
   std::vector<sock_filter> seccomp_program;
 };
@@ -109,6 +111,8 @@ PreparedSandbox::PreparedSandbox(const SandboxRequest& request) : parts_(std::ma
   if (!off("landlock")) {
     const int abi = landlock_abi();
     if (abi > 0) parts_->landlock_fd = make_landlock_ruleset(request, abi);
+    parts_->landlock_abi = abi;
+    parts_->own_process_files_writable = request.cuda;
   }
   if (!off("seccomp") && seccomp_unavailable_reason().empty()) {
     SeccompOptions options;
@@ -141,6 +145,9 @@ const char* PreparedSandbox::apply_in_child() const {
   // exec from gaining privileges (set-uid binaries) in any case.
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return "prctl(PR_SET_NO_NEW_PRIVS)";
   if (p.landlock_fd >= 0) {
+    if (p.own_process_files_writable) {
+      if (const char* failed = landlock_allow_own_process_files(p.landlock_fd, p.landlock_abi)) return failed;
+    }
     if (const char* failed = landlock_restrict(p.landlock_fd)) return failed;
   }
   if (p.seccomp_on) {
