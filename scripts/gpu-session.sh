@@ -119,6 +119,10 @@ use_prebuilt() {
 ensure_build() {
   local arch
   arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '.[:space:]')
+  if [ ! -f .gpubuild/SOURCE_DIR ] && [ -f build/SOURCE_DIR ] && [ -x build/harness ]; then
+    say "prebuilt build of $(head -1 build/COMMIT) already in place"
+    return 0
+  fi
   if [ -f .gpubuild/SOURCE_DIR ]; then
     use_prebuilt
     case ";$(cat build/CUDA_ARCHITECTURES 2>/dev/null);" in
