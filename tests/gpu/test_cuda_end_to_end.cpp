@@ -50,7 +50,10 @@ TEST(Gpu, TheDeviceMemoryWitnessSeesTheCacheOnTheGpu) {
   const auto r = testing::run_cli("run kv_cache -s cuda-fast --device cuda --suite correctness --seed 1 -o " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   size_t witnessed = 0;
-  for (const auto& c : testing::entry_of(load_results(out), "cuda-fast").cases) {
+  // Held by name: a range-for over entry_of(load_results(out), ...) would
+  // outlive the results it points into.
+  const RunResults results = load_results(out);
+  for (const auto& c : testing::entry_of(results, "cuda-fast").cases) {
     EXPECT_FALSE(c.metrics.contains("device_memory_witness")) << c.id << ": " << c.metrics["device_memory_witness"];
     if (!c.metrics.contains("witnessed_device_memory_bytes")) continue;
     ++witnessed;
