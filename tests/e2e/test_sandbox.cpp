@@ -2,8 +2,10 @@
 // tests/fixtures/softmax_topk/exploit (and process-exploit) is stopped with
 // the sandbox on, and gets through with the part that stops it switched off
 // (HARNESS_SANDBOX_DISABLE), which shows that part is what stops it.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -333,6 +335,52 @@ TEST(Sandbox, TheRunSaysWhichPartsAreActive) {
     EXPECT_TRUE(contains(d["landlock"].get<std::string>(), "on (ABI ")) << d.dump();
   } else {
     EXPECT_TRUE(contains(d["landlock"].get<std::string>(), "unavailable: ")) << d.dump();
+  }
+}
+
+// errno of opening `path` for writing in a child contained as `request`
+// asks (0: it opened), with only Landlock on among the parts that could
+// refuse it, so that the answer is Landlock's (or with it off too).
+int errno_of_write_open_in_sandbox(const SandboxRequest& request, const std::string& path, bool landlock = true) {
+  ScopedEnv off("HARNESS_SANDBOX_DISABLE", std::string(landlock ? "" : "landlock,") + "seccomp,caps,dumpable,rlimits,reaper");
+  PreparedSandbox sandbox(request);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (sandbox.apply_in_child()) ::_exit(200);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    ::_exit(fd == -1 ? (errno < 200 ? errno : 201) : 0);
+  }
+  sandbox.release_parent_copies();
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 255;
+}
+
+// The CUDA driver names its threads through /proc/self/task/<tid>/comm and
+// cuInit fails without (cudaErrorOperatingSystem under Landlock, seen on an
+// H200): a CUDA worker may write its own /proc/<pid> files, and no other
+// process's; a CPU worker needs none and gets none.
+TEST(Sandbox, ACudaWorkerWritesItsOwnProcessFilesOnlyAndACpuWorkerNone) {
+  if (landlock_abi() == 0) GTEST_SKIP() << "no Landlock on this kernel: nothing of /proc is refused by it";
+  testing::TempFolder scratch;
+  SandboxRequest cuda;
+  cuda.cuda = true;
+  cuda.writable = scratch.path("");
+  SandboxRequest cpu = cuda;
+  cpu.cuda = false;
+  const std::string own_thread = "/proc/thread-self/comm";
+  const std::string own_process = "/proc/self/comm";
+  const std::string harness_thread = fmt::format("/proc/{0}/task/{0}/comm", ::getpid());
+  EXPECT_EQ(errno_of_write_open_in_sandbox(cuda, own_thread), 0);
+  EXPECT_EQ(errno_of_write_open_in_sandbox(cuda, own_process), 0);
+  EXPECT_EQ(errno_of_write_open_in_sandbox(cuda, harness_thread), EACCES);
+  EXPECT_EQ(errno_of_write_open_in_sandbox(cpu, own_thread), EACCES);
+  EXPECT_EQ(errno_of_write_open_in_sandbox(cpu, harness_thread), EACCES);
+  // Without Landlock, a root worker opens the harness's files of /proc (any
+  // other user is refused by their owner, root, the harness being
+  // non-dumpable).
+  if (::getuid() == 0) {
+    EXPECT_EQ(errno_of_write_open_in_sandbox(cuda, harness_thread, false), 0);
   }
 }
 
