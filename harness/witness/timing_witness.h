@@ -79,7 +79,9 @@ WitnessJudgement judge_timing(const std::vector<protocol::WitnessedRequest>& req
 // 2-core virtual machine; 1 ms is allowed. With fresh inputs a request is
 // one round of calls (a few sets), so this allowance weighs: at the 5 ms
 // once allowed everywhere, a clock running twice slow passed on softmax's
-// 64-row case (two 5 ms calls per request). Not measured on a GPU yet: 5 ms.
+// 64-row case (two 5 ms calls per request). On a GPU, 5 ms: there a request
+// is mostly the upload of its sets (measured on an H200: 1.2 ms at 0.5 MB to
+// 199 ms at 537 MB, docs/SECURITY.md), so no allowance sees the calls.
 double witness_per_request_ns(const std::string& device_kind);
 
 // The most one request's device copies may take, for a worker on a device
