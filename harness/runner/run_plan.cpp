@@ -50,6 +50,21 @@ std::vector<CaseSpec> expected_cases(const Challenge& challenge, const Submissio
   return selected;
 }
 
+// In a selftest, a mutant or negative control needs only the suite its
+// verdict is declared in, and the core (correctness) cases on which the
+// tolerances are justified (tolerance_justification.h); the rest of the
+// matrix would show nothing its verdict depends on. The float32 controls,
+// exploits, references and baselines run every selected case.
+std::vector<CaseSpec> selftest_cases(const SubmissionInfo& submission, const std::vector<CaseSpec>& cases) {
+  const bool declared_only = submission.role == "mutant" || submission.role == "control";
+  if (!declared_only || !submission.expect) return cases;
+  std::vector<CaseSpec> needed;
+  for (const CaseSpec& c : cases) {
+    if (c.suite == submission.expect->suite || c.suite == Suite::correctness) needed.push_back(c);
+  }
+  return needed;
+}
+
 std::vector<const DeviceInfo*> devices_for(const std::string& kind, const std::vector<const DeviceInfo*>& devices) {
   std::vector<const DeviceInfo*> matching;
   for (const DeviceInfo* d : devices) {
@@ -220,7 +235,9 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
       if (mutant && !s.with_mutants && !s.only_mutants && !named) continue;
       if (s.only_mutants && !mutant && candidate.submission.role != "reference" && candidate.submission.role != "baseline") continue;
       const bool own_cases = candidate.submission.expect && !candidate.submission.expect->cases.empty();
-      const std::vector<CaseSpec> entry_cases = own_cases ? expected_cases(*challenge, candidate.submission, s) : cases;
+      const std::vector<CaseSpec> entry_cases = own_cases       ? expected_cases(*challenge, candidate.submission, s)
+                                                : s.only_mutants ? selftest_cases(candidate.submission, cases)
+                                                                 : cases;
       if (entry_cases.empty()) continue;
       for (const DeviceInfo* device : devices_for(candidate.submission.device, devices)) {
         PlannedEntry entry = candidate;

@@ -53,9 +53,12 @@ std::optional<int64_t> resident_anonymous_bytes(pid_t pid);
 // kernel holds (bounded by its per-user pipe and socket limits).
 std::optional<int64_t> resident_private_bytes(pid_t pid, const std::set<uint64_t>& harness_files);
 
-// What the processes of the group `leader` leads hold of their own (each
-// one's resident_private_bytes; a memory file two of them hold open counts
-// once); nullopt when /proc cannot tell about the leader.
+// What the processes of the group `leader` leads hold of their own: each
+// one's anonymous memory by its proportional share of each page (Pss_Anon,
+// so a page a forked child still shares counts once over the group), plus
+// its shared mappings and memory files as resident_private_bytes counts
+// them, a file two of them hold open once; nullopt when /proc cannot tell
+// about the leader.
 std::optional<int64_t> group_private_bytes(pid_t leader);
 
 // Bytes of the regular files under `folder` (their allocated blocks, links

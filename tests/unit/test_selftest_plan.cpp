@@ -1,0 +1,56 @@
+// What a selftest runs: a mutant or negative control only the suite its
+// verdict is declared in and the correctness suite (where the tolerances
+// are justified); everything else the whole selection.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "harness/runner/run_plan.h"
+#include "support/test_support.h"
+
+namespace harness {
+namespace {
+
+std::set<Suite> suites_of(const RunPlan& plan, const std::string& submission) {
+  std::set<Suite> suites;
+  bool found = false;
+  for (const auto& e : plan.entries) {
+    if (e.submission.name != submission) continue;
+    found = true;
+    for (const auto& c : e.cases) suites.insert(c.suite);
+  }
+  EXPECT_TRUE(found) << submission << " is not in the plan";
+  return suites;
+}
+
+TEST(SelftestPlan, MutantsAndControlsRunTheirDeclaredSuiteAndTheCoreCasesOthersEverything) {
+  RunSelection selection;
+  selection.challenges = {"kv_cache"};
+  selection.device = "cpu";
+  selection.only_mutants = true;
+  selection.suites = {Suite::correctness, Suite::edge, Suite::stability};
+  const RunPlan plan = make_plan(selection, testing::project_catalog(), testing::cpu_devices());
+  const std::set<Suite> all{Suite::correctness, Suite::edge, Suite::stability};
+  EXPECT_EQ(suites_of(plan, "cpu-mutant-no-max-subtraction"), (std::set<Suite>{Suite::correctness, Suite::stability}));
+  EXPECT_EQ(suites_of(plan, "cpu-mutant-leak-on-release"), (std::set<Suite>{Suite::correctness, Suite::edge}));
+  EXPECT_EQ(suites_of(plan, "cpu-mutant-no-scaling"), std::set<Suite>{Suite::correctness});
+  EXPECT_EQ(suites_of(plan, "control-zeros"), std::set<Suite>{Suite::correctness});
+  EXPECT_EQ(suites_of(plan, "cpu-fast"), all);
+  EXPECT_EQ(suites_of(plan, "cpu-naive"), all);
+  EXPECT_EQ(suites_of(plan, "float32-numpy"), all);
+  // An exploit aimed at named cases keeps exactly those.
+  EXPECT_EQ(suites_of(plan, "cpu-hidden-leak"), std::set<Suite>{Suite::edge});
+}
+
+TEST(SelftestPlan, ARunWithMutantsStillRunsThemOnEverySelectedSuite) {
+  RunSelection selection;
+  selection.challenges = {"kv_cache"};
+  selection.device = "cpu";
+  selection.with_mutants = true;
+  selection.suites = {Suite::correctness, Suite::edge, Suite::stability};
+  const RunPlan plan = make_plan(selection, testing::project_catalog(), testing::cpu_devices());
+  EXPECT_EQ(suites_of(plan, "cpu-mutant-no-scaling"), (std::set<Suite>{Suite::correctness, Suite::edge, Suite::stability}));
+}
+
+}  // namespace
+}  // namespace harness
