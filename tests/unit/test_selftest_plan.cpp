@@ -23,13 +23,20 @@ std::set<Suite> suites_of(const RunPlan& plan, const std::string& submission) {
   return suites;
 }
 
-TEST(SelftestPlan, MutantsAndControlsRunTheirDeclaredSuiteAndTheCoreCasesOthersEverything) {
+// kv_cache's plan on the CPU over the selftest's suites, as `harness
+// selftest` makes it or as `run --with-mutants` does.
+RunPlan kv_plan(bool selftest) {
   RunSelection selection;
   selection.challenges = {"kv_cache"};
   selection.device = "cpu";
-  selection.only_mutants = true;
+  selection.only_mutants = selftest;
+  selection.with_mutants = !selftest;
   selection.suites = {Suite::correctness, Suite::edge, Suite::stability};
-  const RunPlan plan = make_plan(selection, testing::project_catalog(), testing::cpu_devices());
+  return make_plan(selection, testing::project_catalog(), testing::cpu_devices());
+}
+
+TEST(SelftestPlan, MutantsAndControlsRunTheirDeclaredSuiteAndTheCoreCasesOthersEverything) {
+  const RunPlan plan = kv_plan(true);
   const std::set<Suite> all{Suite::correctness, Suite::edge, Suite::stability};
   EXPECT_EQ(suites_of(plan, "cpu-mutant-no-max-subtraction"), (std::set<Suite>{Suite::correctness, Suite::stability}));
   EXPECT_EQ(suites_of(plan, "cpu-mutant-leak-on-release"), (std::set<Suite>{Suite::correctness, Suite::edge}));
@@ -43,12 +50,7 @@ TEST(SelftestPlan, MutantsAndControlsRunTheirDeclaredSuiteAndTheCoreCasesOthersE
 }
 
 TEST(SelftestPlan, ARunWithMutantsStillRunsThemOnEverySelectedSuite) {
-  RunSelection selection;
-  selection.challenges = {"kv_cache"};
-  selection.device = "cpu";
-  selection.with_mutants = true;
-  selection.suites = {Suite::correctness, Suite::edge, Suite::stability};
-  const RunPlan plan = make_plan(selection, testing::project_catalog(), testing::cpu_devices());
+  const RunPlan plan = kv_plan(false);
   EXPECT_EQ(suites_of(plan, "cpu-mutant-no-scaling"), (std::set<Suite>{Suite::correctness, Suite::edge, Suite::stability}));
 }
 
