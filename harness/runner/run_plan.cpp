@@ -7,6 +7,7 @@
 #include <set>
 
 #include "harness/core/error.h"
+#include "harness/runner/tolerance_justification.h"
 
 namespace harness {
 
@@ -51,16 +52,20 @@ std::vector<CaseSpec> expected_cases(const Challenge& challenge, const Submissio
 }
 
 // In a selftest, a mutant or negative control needs only the suite its
-// verdict is declared in, and the core (correctness) cases on which the
-// tolerances are justified (tolerance_justification.h); the rest of the
-// matrix would show nothing its verdict depends on. The float32 controls,
-// exploits, references and baselines run every selected case.
-std::vector<CaseSpec> selftest_cases(const SubmissionInfo& submission, const std::vector<CaseSpec>& cases) {
+// verdict is declared in, the core (correctness) cases, and any suite on
+// which a tolerance is justified by its failing (tolerance_justification.h);
+// the rest of the matrix would show nothing its verdict depends on. The
+// float32 controls, exploits, references and baselines run every selected
+// case.
+std::vector<CaseSpec> selftest_cases(const std::string& challenge, const SubmissionInfo& submission,
+                                     const std::vector<CaseSpec>& cases) {
   const bool declared_only = submission.role == "mutant" || submission.role == "control";
   if (!declared_only || !submission.expect) return cases;
+  std::set<Suite> needed_suites = justification_suites(challenge, submission.name);
+  needed_suites.insert({submission.expect->suite, Suite::correctness});
   std::vector<CaseSpec> needed;
   for (const CaseSpec& c : cases) {
-    if (c.suite == submission.expect->suite || c.suite == Suite::correctness) needed.push_back(c);
+    if (needed_suites.count(c.suite)) needed.push_back(c);
   }
   return needed;
 }
@@ -236,7 +241,7 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
       if (s.only_mutants && !mutant && candidate.submission.role != "reference" && candidate.submission.role != "baseline") continue;
       const bool own_cases = candidate.submission.expect && !candidate.submission.expect->cases.empty();
       const std::vector<CaseSpec> entry_cases = own_cases       ? expected_cases(*challenge, candidate.submission, s)
-                                                : s.only_mutants ? selftest_cases(candidate.submission, cases)
+                                                : s.only_mutants ? selftest_cases(challenge->name(), candidate.submission, cases)
                                                                  : cases;
       if (entry_cases.empty()) continue;
       for (const DeviceInfo* device : devices_for(candidate.submission.device, devices)) {

@@ -117,6 +117,17 @@ ToleranceJustification justify_tolerance(const RunResults& results, const std::s
   return j;
 }
 
+std::set<Suite> justification_suites(const std::string& challenge, const std::string& mutant) {
+  std::set<Suite> suites;
+  for (const auto& [key, tolerance] : challenge_config(challenge).tolerances.items()) {
+    if (!tolerance.contains("justified_by") || !tolerance["justified_by"].contains("mutants")) continue;
+    for (const auto& m : tolerance["justified_by"]["mutants"]) {
+      if (m.value("name", std::string()) == mutant) suites.insert(suite_from_name(m.value("suite", std::string("correctness"))));
+    }
+  }
+  return suites;
+}
+
 bool ToleranceJustification::failed() const {
   return !declared || std::any_of(facts.begin(), facts.end(), [](const ToleranceFact& f) { return !f.ok; });
 }

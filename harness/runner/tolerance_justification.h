@@ -13,6 +13,7 @@
 // said) on which it must be beyond the tolerance.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,5 +49,9 @@ std::vector<ToleranceJustification> justify_tolerances(const RunResults& results
 // HarnessError naming the file when "justified_by" is malformed.
 ToleranceJustification justify_tolerance(const RunResults& results, const std::string& challenge, const std::string& key,
                                          const nlohmann::json& tolerance);
+
+// The suites on which `challenge`'s tolerances need `mutant` to fail (its
+// entries under "justified_by"): a selftest runs a mutant on these too.
+std::set<Suite> justification_suites(const std::string& challenge, const std::string& mutant);
 
 }  // namespace harness
