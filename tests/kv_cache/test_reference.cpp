@@ -39,4 +39,17 @@ TEST(KvReference, LargeScoresDoNotOverflow) {
   EXPECT_NEAR(out[0], (1 + 2 * std::exp(-10.0)) / (1 + std::exp(-10.0)), 1e-12);
 }
 
+TEST(KvReference, EachKvHeadReadsItsOwnSliceOfEveryToken) {
+  // Two kv heads of size 1, one query head each: token t holds (k, v) of
+  // head 0 then head 1. Head 0 scores 0 and 0 (equal weights); head 1
+  // scores 0 and 2.
+  const float keys[] = {0, 0, /*token 1*/ 0, 2}, values[] = {1, 3, /*token 1*/ 5, 7};
+  const float query[] = {1, 1};
+  double out[2];
+  reference::causal_attention(keys, values, 2, query, 1, 2, 2, 1, out);
+  EXPECT_NEAR(out[0], 0.5 * 1 + 0.5 * 5, 1e-12);
+  const double w1 = std::exp(2.0) / (std::exp(2.0) + 1);
+  EXPECT_NEAR(out[1], (1 - w1) * 3 + w1 * 7, 1e-12);
+}
+
 }  // namespace
