@@ -12,10 +12,10 @@
 namespace harness {
 namespace {
 
+using testing::kFixtureIndexEnvironment;
 using testing::run_cli;
 using testing::TempFolder;
 
-const std::string kFixtures = std::string("HARNESS_SUBMISSION_INDEX=") + HARNESS_FIXTURE_INDEX;
 const std::string kCase = "correctness.normal.r64.v1024.k10";
 // What nvcc says about the kernel the fixture calls but never declares.
 const std::string kCompilerError = "identifier \"topk_rows_kernel_renamed\" is undefined";
@@ -49,7 +49,7 @@ TEST(WithoutDevice, ACudaSubmissionThatDoesNotCompileFailsTheRunWithItsCompilerE
   // No --device: the default run of a CI machine, with or without a GPU.
   const auto r = run_cli(fmt::format("run softmax_topk -s fixture-cuda-does-not-compile --case {} -o {} --md {}", kCase,
                                      tmp.path("r.json"), tmp.path("r.md")),
-                         kFixtures);
+                         kFixtureIndexEnvironment);
   EXPECT_EQ(r.exit_code, 1) << "a failed build fails the run\n" << r.output;
   EXPECT_NE(r.output.find("build_failed"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(kCompilerError), std::string::npos) << "the console shows the error\n" << r.output;
@@ -74,7 +74,7 @@ TEST(WithoutDevice, ACudaSubmissionThatDoesNotCompileFailsTheRunWithItsCompilerE
 TEST(WithoutDevice, ListShowsTheCompilersFirstErrorsAndTheLog) {
   const SubmissionRecord& record = record_of(testing::fixture_catalog(), "fixture-cuda-does-not-compile");
   REQUIRE_CUDA_COMPILER(record);
-  const auto r = run_cli("list softmax_topk", kFixtures);
+  const auto r = run_cli("list softmax_topk", kFixtureIndexEnvironment);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find(kCompilerError), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("full log: " + record.build.log_path), std::string::npos) << r.output;

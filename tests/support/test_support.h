@@ -27,6 +27,10 @@ CommandResult run_shell(const std::string& command);
 // them behind.
 void remove_run_folders(int pid);
 
+// The environment (for run_cli) under which the harness finds the test
+// fixtures' catalogue instead of the project's.
+inline const std::string kFixtureIndexEnvironment = std::string("HARNESS_SUBMISSION_INDEX=") + HARNESS_FIXTURE_INDEX;
+
 // A fresh folder under the system temp folder, removed by the destructor.
 class TempFolder {
  public:
