@@ -7,6 +7,7 @@
 
 #include "harness/cli/argument_checks.h"
 #include "harness/cli/progress.h"
+#include "harness/core/build_stamp.h"
 #include "harness/core/clock.h"
 #include "harness/core/files.h"
 #include "harness/core/system_info.h"
@@ -49,7 +50,7 @@ RunInfo run_header(const SessionOptions& options) {
   RunInfo run;
   run.harness_version = HARNESS_VERSION;
   run.started = utc_timestamp();
-  run.git_commit = source_commit();
+  run.git_commit = built_from_commit();
   run.command_line = options.command_line;
   run.seed = options.settings.seed;
   run.host = query_host();

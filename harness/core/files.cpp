@@ -12,7 +12,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -55,18 +54,6 @@ std::string executable_dir() {
   return std::filesystem::path(std::string(buffer.data(), static_cast<size_t>(n)))
       .parent_path()
       .string();
-}
-
-std::string capture_command_output(const std::string& command) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
-  if (!pipe) return "";
-  std::string output;
-  std::array<char, 512> chunk{};
-  while (size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe.get())) output.append(chunk.data(), n);
-  const int status = ::pclose(pipe.release());
-  if (status != 0) return "";
-  while (!output.empty() && (output.back() == '\n' || output.back() == '\r')) output.pop_back();
-  return output;
 }
 
 std::string memory_backed_temp_directory(unsigned long long room) {

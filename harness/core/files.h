@@ -19,8 +19,6 @@ std::string executable_dir();
 // followed as far as they exist). False when either cannot be resolved.
 bool path_holds(const std::string& outer, const std::string& inner);
 
-// Runs a shell command and returns its stdout, or "" when it fails.
-std::string capture_command_output(const std::string& command);
 // A folder for large files rewritten often (process submissions' tensors):
 // /dev/shm when it is a memory file system with at least `room` bytes free
 // and TMPDIR is not set, otherwise the temp directory. Rewriting hundreds

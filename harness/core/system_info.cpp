@@ -10,10 +10,6 @@
 #include "harness/core/files.h"
 #include "harness/core/error.h"
 
-#ifndef HARNESS_SOURCE_DIR
-#error "HARNESS_SOURCE_DIR must be defined by the build"
-#endif
-
 namespace harness {
 
 namespace {
@@ -76,16 +72,6 @@ HostInfo query_host() {
   if (pages > 0 && page_size > 0) info.memory_bytes = static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
   info.last_level_cache_bytes = last_level_cache();
   return info;
-}
-
-std::string source_commit() {
-  const std::string dir = HARNESS_SOURCE_DIR;
-  const std::string commit =
-      capture_command_output("git -C '" + dir + "' rev-parse HEAD 2>/dev/null");
-  if (commit.empty()) return "unknown";
-  const std::string status =
-      capture_command_output("git -C '" + dir + "' status --porcelain --untracked-files=no 2>/dev/null");
-  return status.empty() ? commit : commit + "-dirty";
 }
 
 }  // namespace harness

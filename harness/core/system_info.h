@@ -18,8 +18,4 @@ struct HostInfo {
 
 HostInfo query_host();
 
-// Commit of the harness's own source tree ("unknown" outside a git checkout),
-// with "-dirty" when it has uncommitted changes.
-std::string source_commit();
-
 }  // namespace harness

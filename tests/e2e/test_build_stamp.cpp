@@ -1,0 +1,76 @@
+// cmake/build_stamp.cmake, the build step that names the commit a build is
+// compiled from (run.git_commit), run on a repository of its own.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <regex>
+
+#include "harness/core/build_stamp.h"
+#include "harness/core/files.h"
+#include "support/test_support.h"
+
+namespace harness {
+namespace {
+
+using testing::run_shell;
+using testing::TempFolder;
+
+// Runs the stamp step on `source` and returns the commit it wrote.
+std::string stamp(const std::string& source, const std::string& output) {
+  const auto r = run_shell(fmt::format("cmake -DSOURCE_DIR='{}' -DOUTPUT='{}' -P '{}/cmake/build_stamp.cmake'", source, output,
+                                       HARNESS_SOURCE_DIR));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::smatch m;
+  const std::string text = read_text_file(output);
+  EXPECT_TRUE(std::regex_search(text, m, std::regex("return \"([^\"]*)\";"))) << text;
+  return m.size() > 1 ? m[1].str() : "";
+}
+
+int64_t modified_ns(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+TEST(BuildStamp, NamesTheCommitOfItsSourceAndSaysWhenTrackedFilesChanged) {
+  TempFolder tmp;
+  const std::string repo = tmp.path("repo"), out = tmp.path("stamp.cpp");
+  const auto init = run_shell(fmt::format(
+      "git init -q '{0}' && echo a > '{0}/tracked' && git -C '{0}' add tracked && "
+      "git -C '{0}' -c user.name=test -c user.email=test@example.com commit -qm one && git -C '{0}' rev-parse HEAD",
+      repo));
+  ASSERT_EQ(init.exit_code, 0) << init.output;
+  const std::string head = init.output.substr(0, init.output.find('\n'));
+  ASSERT_TRUE(std::regex_match(head, std::regex("[0-9a-f]{40}"))) << init.output;
+
+  EXPECT_EQ(stamp(repo, out), head);
+  // Unchanged, the file keeps its time: nothing is recompiled.
+  const int64_t written = modified_ns(out);
+  ASSERT_EQ(run_shell("sleep 0.05").exit_code, 0);
+  EXPECT_EQ(stamp(repo, out), head);
+  EXPECT_EQ(modified_ns(out), written);
+  // An untracked file is not a change of the source; an edited tracked one is.
+  ASSERT_EQ(run_shell(fmt::format("echo b > '{}/untracked'", repo)).exit_code, 0);
+  EXPECT_EQ(stamp(repo, out), head);
+  ASSERT_EQ(run_shell(fmt::format("echo b >> '{}/tracked'", repo)).exit_code, 0);
+  EXPECT_EQ(stamp(repo, out), head + "-dirty");
+  EXPECT_NE(modified_ns(out), written);
+  // Outside a checkout there is no commit to name.
+  ASSERT_EQ(run_shell(fmt::format("mkdir '{}'", tmp.path("plain"))).exit_code, 0);
+  EXPECT_EQ(stamp(tmp.path("plain"), out), "unknown");
+}
+
+// Results name the commit of the binaries that wrote them, stamped at build.
+TEST(BuildStamp, ARunRecordsTheCommitItsHarnessWasBuiltFrom) {
+  TempFolder tmp;
+  const auto r = testing::run_cli("run softmax_topk -s cpu-fast --device cpu -q --case correctness.normal.r64.v1024.k10 -o " +
+                                  tmp.path("r.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string recorded = nlohmann::json::parse(read_text_file(tmp.path("r.json")))["run"]["git_commit"];
+  EXPECT_EQ(recorded, built_from_commit());
+  EXPECT_TRUE(std::regex_match(recorded, std::regex("[0-9a-f]{40}(-dirty)?|unknown"))) << recorded;
+}
+
+}  // namespace
+}  // namespace harness
