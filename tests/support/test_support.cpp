@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "harness/device/peak_cache.h"
 #include "harness/runner/runner.h"
 #include "harness/scoring/scoring.h"
 #include "harness/submissions/catalog.h"
@@ -66,7 +67,8 @@ const std::vector<DeviceInfo>& cpu_devices() {
     std::vector<DeviceInfo> cpu;
     for (auto& d : all) {
       if (d.kind == "cpu") {
-        d.peak = measure_peak(d, true);
+        std::string note;
+        d.peak = obtain_peak(d, true, PeakSource::cache, note);
         cpu.push_back(d);
       }
     }

@@ -47,7 +47,9 @@ const Catalog& fixture_catalog();
 // The project's own catalogue (submissions/).
 const Catalog& project_catalog();
 
-// The cpu device, measured once per test process with a quick peak.
+// The cpu device with this host's cached peak, as a CLI run gets it
+// (measured quickly and stored only when none is cached): measuring it in
+// every test process cost a second of both cores each.
 const std::vector<DeviceInfo>& cpu_devices();
 
 // Plans `selection` against `catalog` on the cpu and runs it; scores too.
