@@ -89,7 +89,7 @@ std::set<CaseKey> case_keys(const RunResults& r) {
 
 TEST(MergeCli, MergedShardsEqualTheUnshardedRun) {
   TempFolder tmp;
-  const std::string run = "run softmax_topk -s cpu-fast,cpu-naive,cpu-mutant-rows-mixed --device cpu -q --suite correctness,edge --seed 17 ";
+  const std::string run = "run softmax_topk -s cpu-fast,cpu-naive,cpu-mutant-rows-mixed --device cpu -q --suite correctness --seed 17 ";
   // The mutant fails its cases, but mutants never fail a run.
   ASSERT_EQ(run_cli(run + "-o " + tmp.path("all.json")).exit_code, 0);
   std::string shards;
