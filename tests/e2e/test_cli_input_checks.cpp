@@ -7,12 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
-#include <regex>
 #include <thread>
 
 #include "harness/core/files.h"
@@ -60,7 +61,12 @@ TEST(CliInput, TimeoutsThatNeverFireOrAreNotNumbersAreRefused) {
   // The message for 0 prints readable numbers, not CLI11's 300-digit bound.
   TempFolder tmp;
   const auto zero = run_cli(kOneCase + " --timeout 0 -o " + tmp.path("r.json"));
-  EXPECT_FALSE(std::regex_search(zero.output, std::regex("[0-9]{12}"))) << zero.output;
+  size_t longest_number = 0, digits = 0;
+  for (char c : zero.output) {
+    digits = std::isdigit(static_cast<unsigned char>(c)) ? digits + 1 : 0;
+    longest_number = std::max(longest_number, digits);
+  }
+  EXPECT_LT(longest_number, 12u) << zero.output;
 }
 
 TEST(CliInput, MalformedShardsAreRefusedAndAnEmptyShardSaysSo) {

@@ -8,11 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <regex>
 
 #include "harness/core/error.h"
 #include "harness/core/files.h"
@@ -88,10 +88,16 @@ bool running(pid_t pid) {
   return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
 }
 
+// The pid in "pid <digits> outside the group".
 std::optional<pid_t> escaped_pid(const std::string& output) {
-  std::smatch m;
-  if (!std::regex_search(output, m, std::regex("pid (\\d+) outside the group"))) return std::nullopt;
-  return static_cast<pid_t>(std::stol(m[1]));
+  const size_t outside = output.find(" outside the group");
+  const size_t pid = outside == std::string::npos ? outside : output.rfind("pid ", outside);
+  if (pid == std::string::npos) return std::nullopt;
+  const std::string digits = output.substr(pid + 4, outside - pid - 4);
+  if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  return static_cast<pid_t>(std::stol(digits));
 }
 
 TEST(Sandbox, AWorkerCannotWriteOutsideItsScratchFolderWithoutLandlockItCan) {
