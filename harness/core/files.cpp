@@ -30,7 +30,9 @@ std::string read_text_file(const std::string& path) {
 void write_file_atomically(const std::string& path, const std::string& content) {
   const std::filesystem::path target(path);
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
-  const std::string temporary = path + ".tmp";
+  // One temporary per process: two processes writing the same file (two runs
+  // storing this host's peak) would otherwise fill and rename one another's.
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     if (!out) throw UsageError(fmt::format("cannot write '{}': {}", temporary, std::strerror(errno)));

@@ -6,7 +6,7 @@
 namespace harness {
 
 std::string read_text_file(const std::string& path);
-// Writes to path.tmp, then renames: a reader never sees half a file, and a
+// Writes to path.tmp.<pid>, then renames: a reader never sees half a file, and a
 // run killed mid-write leaves the previous version intact.
 void write_file_atomically(const std::string& path, const std::string& content);
 bool file_exists(const std::string& path);
