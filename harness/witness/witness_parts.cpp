@@ -1,0 +1,23 @@
+#include "harness/witness/witness_parts.h"
+
+#include <algorithm>
+
+#include "harness/core/switched_off.h"
+
+namespace harness {
+
+const std::vector<std::string>& witness_part_names() {
+  static const std::vector<std::string> names{"gpu-staging", "device-memory-verdict"};
+  return names;
+}
+
+std::vector<std::string> disabled_witness_parts() {
+  return switched_off_parts("HARNESS_WITNESS_DISABLE", witness_part_names());
+}
+
+bool witness_part_disabled(const std::string& part) {
+  const auto parts = disabled_witness_parts();
+  return std::find(parts.begin(), parts.end(), part) != parts.end();
+}
+
+}  // namespace harness
