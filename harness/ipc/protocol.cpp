@@ -40,7 +40,8 @@ void from_json(const json& j, TimingPolicy& p) {
 }
 
 void to_json(json& j, const TimingBatch& b) {
-  j = json{{"warmup", b.warmup}, {"calls", b.calls}, {"first_set", b.first_set}, {"outputs_poisoned", b.outputs_poisoned}};
+  j = json{{"warmup", b.warmup}, {"calls", b.calls}, {"first_set", b.first_set}, {"outputs_poisoned", b.outputs_poisoned},
+           {"staged", b.staged}};
 }
 
 void from_json(const json& j, TimingBatch& b) {
@@ -48,6 +49,7 @@ void from_json(const json& j, TimingBatch& b) {
   j.at("calls").get_to(b.calls);
   j.at("first_set").get_to(b.first_set);
   j.at("outputs_poisoned").get_to(b.outputs_poisoned);
+  j.at("staged").get_to(b.staged);
 }
 
 void to_json(json& j, const Fault& f) {

@@ -1,9 +1,10 @@
 // Messages between the harness and a worker process.
 //
-// Harness -> worker: {"type": "map" | "unmap" | "trim" | "call" | "time" | "exit", ...}
+// Harness -> worker: {"type": "map" | "unmap" | "trim" | "upload" | "download" | "call" | "time" | "exit", ...}
 // Worker  -> harness: {"type": "hello" | "fatal" | "reply", ...}
 // A "map" message carries the memfd of one SharedBuffer; "call" and "time"
-// name buffers by id. Every reply to "call"/"time" carries the submission's
+// name buffers by id; "upload" and "download" copy the named buffers to and
+// from the worker's device (a no-op on the CPU) for a staged "time". Every reply to "call"/"time" carries the submission's
 // status and, when the worker itself hit a problem (an unknown op, a CUDA
 // error), a fault.
 #pragma once
@@ -59,6 +60,11 @@ struct TimingBatch {
   // round of fresh inputs: each set called once): the worker need not
   // poison them again before a set's first call in it.
   bool outputs_poisoned = false;
+  // The sets are on the device already (an "upload" request just before)
+  // and stay there (a "download" request after): the request holds the
+  // calls alone, so that the harness's clock around it sees them and not
+  // the copies (the timing witness on a GPU).
+  bool staged = false;
 };
 
 struct Fault {
@@ -99,6 +105,11 @@ struct TimeReply {
   // it, recorded by an executor whose samples come from another process;
   // empty where the samples are the harness's own.
   std::vector<WitnessedRequest> witnessed;
+  // Not part of the message: whether the timed requests held the calls alone
+  // (TimingBatch::staged), and the harness's clock around the uploads and
+  // downloads that then came between them.
+  bool staged = false;
+  double staging_ns = 0;
 };
 
 void to_json(nlohmann::json& j, const TensorBinding& b);

@@ -41,6 +41,9 @@ struct TimingResult {
     size_t requests = 0;     // how many requests the calls took: (request_ns - calls_ns) / requests is
                              // what one request cost beyond its calls, the figure the allowance per
                              // request must cover (witness_per_request_ns)
+    bool staged = false;     // the timed requests held the calls alone, the device copies in requests
+                             // of their own (a GPU worker's), whose time is staging_ns
+    double staging_ns = 0;
   };
   std::optional<Witness> witness;
   // The median the scores use: never below the witness's floor.

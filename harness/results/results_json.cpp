@@ -48,6 +48,10 @@ json to_json(const TimingResult& t) {
     j["witness"] = json{{"request_ns", t.witness->request_ns}, {"overhead_ns", t.witness->overhead_ns},
                         {"calls_ns", t.witness->calls_ns},     {"calls", t.witness->calls},
                         {"floor_ns", t.witness->floor_ns},     {"requests", t.witness->requests}};
+    if (t.witness->staged) {
+      j["witness"]["staged"] = true;
+      j["witness"]["staging_ns"] = t.witness->staging_ns;
+    }
   }
   return j;
 }
@@ -71,6 +75,8 @@ TimingResult timing_from_json(const json& j) {
     witness.calls = w.value("calls", size_t{0});
     witness.floor_ns = w.value("floor_ns", 0.0);
     witness.requests = w.value("requests", size_t{0});
+    witness.staged = w.value("staged", false);
+    witness.staging_ns = w.value("staging_ns", 0.0);
     t.witness = witness;
   }
   return t;

@@ -15,6 +15,7 @@
 #include "harness/core/stats.h"
 #include "harness/witness/memory_witness.h"
 #include "harness/witness/timing_witness.h"
+#include "harness/witness/witness_parts.h"
 #include "harness_abi.h"
 
 namespace harness {
@@ -190,25 +191,33 @@ CaseContext::MemoryBaseline CaseContext::memory_baseline() {
     baseline.resident = before_load;
   }
   const DeviceMemoryReading device = executor_.device_memory();
-  baseline.device = device.bytes;
+  // The submission's part alone: the harness's tensors mapped now may be
+  // gone or joined by others at the reading.
+  if (device.bytes) baseline.device = *device.bytes - device.harness_tensors;
   if (!device.bytes && device_.kind == "cuda") result_.metrics["device_memory_witness"] = "none: " + device.why_not;
   return baseline;
 }
 
-void CaseContext::witness_device_memory(const MemoryBaseline& baseline) {
+void CaseContext::witness_device_memory(const std::string& what, int64_t claimed, const MemoryBaseline& baseline) {
   if (!baseline.device) return;
   const DeviceMemoryReading now = executor_.device_memory();
   if (!now.bytes) {
     result_.metrics["device_memory_witness"] = "none: " + now.why_not;
     return;
   }
+  const DeviceMemoryJudgement j = judge_device_memory(claimed, *baseline.device, *now.bytes, now.harness_tensors);
   auto& witnessed = result_.metrics["witnessed_device_memory_bytes"];
-  const int64_t growth = *now.bytes - *baseline.device;
-  if (!witnessed.is_number() || witnessed.get<int64_t>() < growth) witnessed = growth;
+  if (!witnessed.is_number() || witnessed.get<int64_t>() < j.witnessed) {
+    witnessed = j.witnessed;
+    result_.metrics["device_memory_harness_tensors_bytes"] = now.harness_tensors;
+  }
+  if (j.understated && !witness_part_disabled("device-memory-verdict")) {
+    fail(Verdict::understated_memory, fmt::format("{}: {}", what, j.message));
+  }
 }
 
 int64_t CaseContext::witness_memory(const std::string& what, int64_t claimed, const MemoryBaseline& baseline) {
-  witness_device_memory(baseline);
+  witness_device_memory(what, claimed, baseline);
   if (!baseline.resident) return 0;
   const std::optional<int64_t> now = executor_.resident_bytes();
   if (!now) return 0;
@@ -231,11 +240,11 @@ void CaseContext::judge_witness(const protocol::TimeReply& reply, double poison_
                                 const std::string& op, TimingResult& timing) const {
   WitnessAllowances allowances;
   allowances.per_call_ns = kWitnessPoisonFactor * poison_ns + kWitnessPerCallNs;
-  allowances.per_request_ns = witness_per_request_ns(device_.kind);
-  allowances.max_setup_per_request_ns = witness_max_copy_ns(device_.kind, all_sets_bytes);
+  allowances.per_request_ns = witness_per_request_ns(device_.kind, reply.staged);
+  allowances.max_setup_per_request_ns = witness_max_copy_ns(device_.kind, reply.staged, all_sets_bytes);
   const WitnessJudgement j = judge_timing(reply.witnessed, median(reply.device_ns), allowances);
   timing.witness = TimingResult::Witness{j.request_ns, j.overhead_ns, j.claimed_ns, j.calls, j.floor_ns,
-                                         reply.witnessed.size()};
+                                         reply.witnessed.size(), reply.staged, reply.staging_ns};
   if (j.contradicted) fail(Verdict::forged_timing, fmt::format("timed repetitions of {}: {}", op, j.message));
   if (!j.message.empty()) timing.note = j.message;
 }

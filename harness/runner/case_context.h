@@ -108,9 +108,11 @@ class CaseContext {
   // understated_memory when the growth since the baseline is far above the
   // claim, and the growth less the allowance is returned (0 without a
   // witness): memory scores take a claim as at least that. On a GPU the
-  // growth is reported beside the claim (metrics witnessed_device_memory_bytes,
-  // or device_memory_witness saying why there is none) and not yet judged:
-  // the allowance a CUDA context and allocator need has not been measured.
+  // growth of what the worker holds beyond its copies of the harness's
+  // tensors is reported beside the claim (metrics
+  // witnessed_device_memory_bytes, or device_memory_witness saying why there
+  // is none) and judged the same way with the device's own allowance
+  // (judge_device_memory).
   struct MemoryBaseline {
     std::optional<int64_t> resident;
     std::optional<int64_t> device;
@@ -126,7 +128,7 @@ class CaseContext {
     const SharedTensor* tensor;
     std::vector<unsigned char> bytes;
   };
-  void witness_device_memory(const MemoryBaseline& baseline);
+  void witness_device_memory(const std::string& what, int64_t claimed, const MemoryBaseline& baseline);
   Rng& secret();  // seeded from the system's entropy on first use
   // Guard bands filled, outputs poisoned.
   void guard_and_poison(const std::vector<Binding>& bindings);

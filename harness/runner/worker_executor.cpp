@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 
 
@@ -16,6 +17,7 @@
 #include "harness/runner/verdict.h"
 #include "harness_abi.h"
 #include "harness/witness/memory_witness.h"
+#include "harness/witness/witness_parts.h"
 
 namespace harness {
 
@@ -100,7 +102,7 @@ std::optional<int64_t> WorkerExecutor::resident_bytes() {
   // The request starts a worker if none runs (one per case).
   request(json{{"type", "trim"}}, -1, kSmallRequestTimeoutSeconds, "returning freed memory before a memory reading");
   std::set<uint64_t> tensors;
-  for (const auto& [id, inode] : mapped_) tensors.insert(inode);
+  for (const auto& [id, mapped] : mapped_) tensors.insert(mapped.inode);
   return resident_private_bytes(process_->pid(), tensors);
 }
 
@@ -112,7 +114,11 @@ std::optional<int64_t> WorkerExecutor::resident_before_load() {
 DeviceMemoryReading WorkerExecutor::device_memory() {
   if (target_.device_kind != "cuda") return {std::nullopt, "not a GPU worker"};
   if (!process_) return {std::nullopt, "no worker running"};
-  return device_memory_of_process(process_->pid(), static_cast<unsigned>(target_.device_index));
+  DeviceMemoryReading reading = device_memory_of_process(process_->pid(), static_cast<unsigned>(target_.device_index));
+  // The worker holds a device copy of every buffer mapped (CudaBackend::attach):
+  // the harness's tensors, not the submission's memory.
+  for (const auto& [id, mapped] : mapped_) reading.harness_tensors += device_granules(mapped.bytes);
+  return reading;
 }
 
 std::string WorkerExecutor::drain_output(size_t max_bytes) { return log_.drain(max_bytes); }
@@ -255,7 +261,7 @@ void WorkerExecutor::map(const std::vector<Binding>& tensors, const std::string&
     }
     struct stat file{};
     HARNESS_CHECK_ERRNO(::fstat(buffer.fd(), &file), "fstat of the buffer of {}", b.tensor->spec().name);
-    mapped_[buffer.id()] = static_cast<uint64_t>(file.st_ino);
+    mapped_[buffer.id()] = Mapped{static_cast<uint64_t>(file.st_ino), static_cast<uint64_t>(buffer.total_bytes())};
   }
 }
 
@@ -283,6 +289,26 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
   const std::string what = op + " (timed repetitions)";
   const size_t n = sets.size();
   protocol::TimeReply total;
+  // On a GPU the copies of a request's sets would hide its calls from the
+  // witness (uploading 400 MB of sets takes 100 times longer than the calls):
+  // they go in requests of their own, before and after each timed one.
+  total.staged = target_.device_kind == "cuda" && !witness_part_disabled("gpu-staging");
+  std::set<uint64_t> buffer_ids;
+  for (const auto& set : sets) {
+    for (const Binding& b : set) buffer_ids.insert(b.tensor->buffer().id());
+  }
+  const json set_buffers = buffer_ids;
+  auto copy_sets = [&](const char* direction) {
+    const int64_t start = monotonic_ns();
+    const json body = request(json{{"type", direction}, {"buffers", set_buffers}}, -1, timeout_s,
+                              fmt::format("{} ({} of the input sets)", what, direction));
+    total.staging_ns += static_cast<double>(monotonic_ns() - start);
+    const auto ok = body.find("ok");
+    if (ok == body.end() || !ok->is_boolean() || !ok->get<bool>()) {
+      raise_fault(decode<protocol::CallReply>(body, what).fault, what);
+      malformed(what, body, fmt::format("no answer to the {} of the sets", direction));
+    }
+  };
   size_t next_set = 0;
   double last_batch_ns = 0;  // the harness's clock around the last batch
   size_t last_batch_calls = 0;
@@ -294,11 +320,15 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
     // With fresh inputs every request is one round on outputs the harness
     // has just poisoned (CaseContext::time): the worker's own poisoning
     // would only add time the witness must then allow for.
-    const protocol::TimingBatch batch{warmup, calls, next_set, static_cast<bool>(fresh)};
+    const protocol::TimingBatch batch{warmup, calls, next_set, static_cast<bool>(fresh), total.staged};
+    if (total.staged) copy_sets("upload");
     const int64_t start = monotonic_ns();
     const json body = request(json{{"type", "time"}, {"op", op}, {"scalars", scalars}, {"sets", set_list}, {"batch", batch}},
                               -1, timeout_s, what);
     last_batch_ns = static_cast<double>(monotonic_ns() - start);
+    // The outputs (and the inputs, to show they were left alone) back in
+    // the harness's tensors before it checks them or stages a new round.
+    if (total.staged && body.contains("device_ns")) copy_sets("download");
     last_batch_calls = warmup + calls;
     total.witnessed.push_back(protocol::WitnessedRequest{last_batch_ns, warmup, calls, 0.0, 0.0});
     if (!body.contains("device_ns")) {

@@ -73,7 +73,11 @@ class WorkerExecutor : public Executor {
   WorkerTarget target_;
   ProcessLog log_;
   std::unique_ptr<WorkerProcess> process_;
-  std::map<uint64_t, uint64_t> mapped_;  // buffer id -> its file's inode (the memory witness leaves those out)
+  struct Mapped {
+    uint64_t inode = 0;  // of its file: the memory witness leaves those out
+    uint64_t bytes = 0;  // the whole buffer, guard bands included: a GPU worker's device copy is as large
+  };
+  std::map<uint64_t, Mapped> mapped_;  // by buffer id
   // A load that fails (an error, a hang) fails the same way every time.
   std::optional<std::pair<Verdict, std::string>> load_failure_;
   int starts_ = 0;

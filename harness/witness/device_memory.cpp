@@ -4,8 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <mutex>
 #include <vector>
+
+#include "harness/witness/memory_witness.h"
 
 namespace harness {
 
@@ -66,6 +69,24 @@ const Nvml& nvml() {
 }
 
 }  // namespace
+
+DeviceMemoryJudgement judge_device_memory(int64_t claimed_bytes, int64_t baseline_own, int64_t bytes,
+                                          int64_t harness_tensors) {
+  DeviceMemoryJudgement j;
+  j.witnessed = std::max<int64_t>(0, bytes - harness_tensors - baseline_own);
+  const int64_t claimed = std::max<int64_t>(0, claimed_bytes);
+  j.allowed = static_cast<int64_t>(kMemoryFactor * static_cast<double>(claimed)) + kDeviceMemoryAllowanceBytes;
+  if (j.witnessed > j.allowed) {
+    j.understated = true;
+    j.message = fmt::format(
+        "claims {} bytes, but the device memory its worker uses (the driver's figure, {} bytes, less {} bytes of "
+        "copies of the harness's tensors) grew by {} bytes ({:.1f} MB) since the baseline: more than {:.1f}x the "
+        "claim plus {} MB of allowance ({} bytes)",
+        claimed, bytes, harness_tensors, j.witnessed, static_cast<double>(j.witnessed) / 1e6, kMemoryFactor,
+        kDeviceMemoryAllowanceBytes >> 20, j.allowed);
+  }
+  return j;
+}
 
 DeviceMemoryReading device_memory_of_process(pid_t pid, unsigned nvml_index) {
   const Nvml& n = nvml();

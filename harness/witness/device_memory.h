@@ -21,7 +21,38 @@ namespace harness {
 struct DeviceMemoryReading {
   std::optional<int64_t> bytes;  // device memory `pid` uses on the GPU, when known
   std::string why_not;           // when not: what was missing
+  // Of `bytes`, what the worker holds for the harness: its device copies of
+  // the harness's tensors, as the harness counts them (device_granules of
+  // each), so that what is left is the submission's.
+  int64_t harness_tensors = 0;
 };
+
+// The driver hands out device memory in 2 MiB granules (NVML's per-process
+// figures move in these steps): `bytes` rounded up to whole granules. An
+// upper bound on what one cudaMalloc of that size adds, since the driver
+// packs small allocations into a shared granule.
+inline constexpr int64_t kDeviceGranuleBytes = int64_t{2} << 20;
+inline int64_t device_granules(uint64_t bytes) {
+  return static_cast<int64_t>((bytes + kDeviceGranuleBytes - 1) / kDeviceGranuleBytes) * kDeviceGranuleBytes;
+}
+
+// What the device's own allowance lets a claim hold beyond itself: a CUDA
+// context's lazily loaded modules, a submission's scratch buffers kept for
+// its next call, the granules of its allocations. Set from the honest
+// submissions' figures on a GPU (docs/ARCHITECTURE.md, Witnesses).
+inline constexpr int64_t kDeviceMemoryAllowanceBytes = int64_t{64} << 20;
+
+struct DeviceMemoryJudgement {
+  int64_t witnessed = 0;  // growth of the submission's part since the baseline
+  int64_t allowed = 0;    // the most the claim lets it hold
+  bool understated = false;
+  std::string message;    // names the figures when understated
+};
+
+// `baseline_own`: the worker's reading at the baseline less its copies of
+// the harness's tensors then; `bytes` and `harness_tensors`: the same now.
+DeviceMemoryJudgement judge_device_memory(int64_t claimed_bytes, int64_t baseline_own, int64_t bytes,
+                                          int64_t harness_tensors);
 
 // `nvml_index` is the GPU's index in NVML's order (PCI bus order), which is
 // CUDA's with CUDA_DEVICE_ORDER=PCI_BUS_ID and on every one-GPU machine.

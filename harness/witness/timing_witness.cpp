@@ -70,12 +70,15 @@ WitnessJudgement judge_timing(const std::vector<protocol::WitnessedRequest>& req
   return j;
 }
 
-double witness_per_request_ns(const std::string& device_kind) { return device_kind == "cpu" ? 1e6 : 5e6; }
+double witness_per_request_ns(const std::string& device_kind, bool staged) {
+  if (device_kind == "cpu") return 1e6;
+  return staged ? 1e6 : 5e6;
+}
 
-double witness_max_copy_ns(const std::string& device_kind, double all_sets_bytes) {
+double witness_max_copy_ns(const std::string& device_kind, bool staged, double all_sets_bytes) {
   constexpr double kSlowestCopyBytesPerNs = 1.0;
-  if (device_kind == "cpu") return 0.0;
-  return 2.0 * all_sets_bytes / kSlowestCopyBytesPerNs + witness_per_request_ns(device_kind);
+  if (device_kind == "cpu" || staged) return 0.0;
+  return 2.0 * all_sets_bytes / kSlowestCopyBytesPerNs + witness_per_request_ns(device_kind, staged);
 }
 
 }  // namespace harness

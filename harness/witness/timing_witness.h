@@ -72,24 +72,28 @@ struct WitnessJudgement {
 WitnessJudgement judge_timing(const std::vector<protocol::WitnessedRequest>& requests, double median_ns,
                               const WitnessAllowances& allowances);
 
-// The stated cost of one request (its messages, the timed loop's start) for
-// a worker on a device of this kind ("cpu", "cuda"). Measured for the CPU:
+// The stated cost of one request (its messages, the timed loop's start)
+// for a worker on a device of this kind ("cpu", "cuda"), whose timed
+// requests hold the calls alone (`staged`: a GPU worker's copies in requests
+// of their own) or also the copies of their sets. Measured for the CPU:
 // 0.28 to 0.66 ms per request beyond the claimed calls, the gaps between
 // calls included, over every perf case of every compiled CPU submission on a
 // 2-core virtual machine; 1 ms is allowed. With fresh inputs a request is
 // one round of calls (a few sets), so this allowance weighs: at the 5 ms
 // once allowed everywhere, a clock running twice slow passed on softmax's
-// 64-row case (two 5 ms calls per request). On a GPU, 5 ms: there a request
-// is mostly the upload of its sets (measured on an H200: 1.2 ms at 0.5 MB to
-// 199 ms at 537 MB, docs/SECURITY.md), so no allowance sees the calls.
-double witness_per_request_ns(const std::string& device_kind);
+// 64-row case (two 5 ms calls per request). A staged GPU request: 1 ms (see
+// docs/ARCHITECTURE.md, Witnesses, for what was measured). An unstaged one
+// (HARNESS_WITNESS_DISABLE=gpu-staging): 5 ms, since there a request is
+// mostly the upload of its sets (measured on an H200: 1.2 ms at 0.5 MB to
+// 199 ms at 537 MB), so no allowance sees the calls.
+double witness_per_request_ns(const std::string& device_kind, bool staged);
 
 // The most one request's device copies may take, for a worker on a device
 // of this kind whose sets hold `all_sets_bytes` together: none on the CPU,
 // whose backend copies nothing (a worker that claims copies there moves
-// time out of its calls: cpu-exploit-claimed-copies); elsewhere every set's
-// bytes there and back at 1 GB/s, a rate no bus falls below, plus one
-// request's allowance. The GPU's copy rate is not measured by the harness.
-double witness_max_copy_ns(const std::string& device_kind, double all_sets_bytes);
+// time out of its calls: cpu-exploit-claimed-copies), nor in a staged
+// request, which holds none; otherwise every set's bytes there and back at
+// 1 GB/s, a rate no bus falls below, plus one request's allowance.
+double witness_max_copy_ns(const std::string& device_kind, bool staged, double all_sets_bytes);
 
 }  // namespace harness

@@ -25,7 +25,10 @@ class WorkerSession {
   nlohmann::json call(const nlohmann::json& request);
   nlohmann::json time(const nlohmann::json& request);
   // Pointers for the submission, after uploading every bound buffer.
-  OpArguments bind(const nlohmann::json& scalars, const std::vector<protocol::TensorBinding>& tensors);
+  // `upload`: copy each tensor's buffer to the device first (not for a
+  // staged timing, whose sets an "upload" request already copied).
+  OpArguments bind(const nlohmann::json& scalars, const std::vector<protocol::TensorBinding>& tensors, bool upload);
+  nlohmann::json copy_buffers(const nlohmann::json& request, bool to_device);
   MappedBuffer& buffer(uint64_t id);
 
   Channel& channel_;

@@ -351,7 +351,7 @@ TEST(StatelessDriver, ATimingTheHarnessClockContradictsIsForged) {
   // stated cost) stands.
   Fixture honest(Suite::perf);
   honest.executor.behaviour = doubling;
-  honest.executor.witness_ns = witness_per_request_ns(honest.device.kind) + 0.1e6;
+  honest.executor.witness_ns = witness_per_request_ns(honest.device.kind, false) + 0.1e6;
   EXPECT_NO_THROW(honest.run_driver());
   ASSERT_TRUE(honest.result.timing->witness.has_value());
 }

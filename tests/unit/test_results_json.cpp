@@ -53,7 +53,7 @@ RunResults sample() {
   t.samples_ns = {1, 2, 3};
   t.summary = summarize(t.samples_ns);
   t.sets = 2;
-  t.witness = TimingResult::Witness{10e6, 1e6, 8e6, 4, 1.5e6, 2};
+  t.witness = TimingResult::Witness{10e6, 1e6, 8e6, 4, 1.5e6, 2, true, 3e6};
   c.timing = t;
   c.bandwidth = 5e9;
   c.peak_fraction = 0.5;
@@ -73,6 +73,8 @@ TEST(ResultsJson, RoundTripsEveryField) {
   EXPECT_EQ(back.entries[0].submission.expect->verdict, Verdict::timeout);
   EXPECT_DOUBLE_EQ(back.entries[0].cases[0].timing->summary.median, 2.0);
   EXPECT_EQ(back.entries[0].cases[0].timing->witness->requests, 2u);
+  EXPECT_TRUE(back.entries[0].cases[0].timing->witness->staged);
+  EXPECT_EQ(back.entries[0].cases[0].timing->witness->staging_ns, 3e6);
 }
 
 TEST(ResultsJson, UnusableInputIsAUsageErrorThatNamesTheProblem) {

@@ -52,7 +52,7 @@ TEST(TimingWitness, ForgedReplyIsContradictedAndTheMessageNamesBothFigures) {
   unwitnessed.summary.median = 26e3;
   EXPECT_EQ(unwitnessed.scored_median_ns(), 26e3);
   TimingResult witnessed = unwitnessed;
-  witnessed.witness = TimingResult::Witness{j.request_ns, j.overhead_ns, j.claimed_ns, j.calls, j.floor_ns, 1};
+  witnessed.witness = TimingResult::Witness{j.request_ns, j.overhead_ns, j.claimed_ns, j.calls, j.floor_ns, 1, false, 0};
   EXPECT_GT(witnessed.scored_median_ns(), 100 * 26e3);
 }
 
@@ -84,7 +84,7 @@ TEST(TimingWitness, SlowWarmUpAndASpikeDoNotRaiseAnHonestMedian) {
   std::vector<WitnessedRequest> requests{WitnessedRequest{66.3e6, 2, 0, 66e6, 0}};
   for (int r = 0; r < 5; ++r) requests.push_back(WitnessedRequest{16.7e6, 0, 2, 16.4e6, 0});
   requests[3] = WitnessedRequest{30e6, 0, 2, 29.7e6, 0};
-  const WitnessAllowances allowances = allowances_of(witness_per_request_ns("cpu"), 10e3, 0);
+  const WitnessAllowances allowances = allowances_of(witness_per_request_ns("cpu", false), 10e3, 0);
   const WitnessJudgement j = judge_timing(requests, 8.2e6, allowances);
   EXPECT_FALSE(j.contradicted) << j.message;
   EXPECT_EQ(j.timed_requests, 5u);
@@ -105,14 +105,25 @@ std::vector<WitnessedRequest> short_rounds(double claimed_per_call_ns) {
   return std::vector<WitnessedRequest>(50, WitnessedRequest{2 * 5.1e6 + 0.29e6, 0, 2, 2 * claimed_per_call_ns, 0});
 }
 
-TEST(TimingWitness, AClockTwiceSlowOnShortRoundsPassedWithTheRequestAllowanceOfAGpu) {
-  const WitnessJudgement j = judge_timing(short_rounds(2.55e6), 2.55e6, allowances_of(witness_per_request_ns("cuda"), 10e3, 0));
+// Without staging (HARNESS_WITNESS_DISABLE=gpu-staging) a GPU request holds
+// its sets' copies, and the allowance for them hides the slow clock.
+TEST(TimingWitness, AClockTwiceSlowOnShortRoundsPassedWithTheAllowanceOfAnUnstagedGpuRequest) {
+  const WitnessJudgement j =
+      judge_timing(short_rounds(2.55e6), 2.55e6, allowances_of(witness_per_request_ns("cuda", false), 10e3, 0));
   EXPECT_FALSE(j.contradicted) << j.message;
   EXPECT_EQ(j.median_used_ns, 2.55e6);  // scored twice as fast as it ran
 }
 
+TEST(TimingWitness, AClockTwiceSlowOnShortRoundsIsContradictedOnAGpuWhoseRequestsAreStaged) {
+  const WitnessAllowances gpu = allowances_of(witness_per_request_ns("cuda", true), 10e3, 0);
+  EXPECT_EQ(witness_max_copy_ns("cuda", true, 2 * 134234112.0), 0.0);
+  EXPECT_TRUE(judge_timing(short_rounds(2.55e6), 2.55e6, gpu).contradicted);
+  const WitnessJudgement j = judge_timing(short_rounds(5.1e6), 5.1e6, gpu);
+  EXPECT_FALSE(j.contradicted) << j.message;
+}
+
 TEST(TimingWitness, AClockTwiceSlowOnShortRoundsIsContradictedOnTheCpu) {
-  const WitnessAllowances cpu = allowances_of(witness_per_request_ns("cpu"), 10e3, 0);
+  const WitnessAllowances cpu = allowances_of(witness_per_request_ns("cpu", false), 10e3, 0);
   EXPECT_TRUE(judge_timing(short_rounds(2.55e6), 2.55e6, cpu).contradicted);
   // The honest claim of the same calls stands.
   const WitnessJudgement j = judge_timing(short_rounds(5.1e6), 5.1e6, cpu);
@@ -140,14 +151,14 @@ TEST(TimingWitness, CopiesClaimedByACpuWorkerAreAllowedNothing) {
   std::vector<WitnessedRequest> requests(7, WitnessedRequest{1928.947e6 / 7, 0, 2, 192.643e6 / 7, 1700e6 / 7});
   requests[0].timed_calls = 0;
   requests[0].warmup_calls = 2;
-  WitnessAllowances allowances{10e3, witness_per_request_ns("cpu"), 0};
-  allowances.max_setup_per_request_ns = witness_max_copy_ns("cpu", all_sets_bytes);
+  WitnessAllowances allowances{10e3, witness_per_request_ns("cpu", false), 0};
+  allowances.max_setup_per_request_ns = witness_max_copy_ns("cpu", false, all_sets_bytes);
   EXPECT_EQ(allowances.max_setup_per_request_ns, 0.0);
   const WitnessJudgement j = judge_timing(requests, 13.5e6, allowances);
   EXPECT_TRUE(j.contradicted) << j.message;
   // Allowed copies at 1 GB/s, as a GPU worker is, the move stayed hidden:
   // the calls scored at ten times their speed.
-  allowances.max_setup_per_request_ns = witness_max_copy_ns("cuda", all_sets_bytes);
+  allowances.max_setup_per_request_ns = witness_max_copy_ns("cuda", false, all_sets_bytes);
   const WitnessJudgement hidden = judge_timing(requests, 13.5e6, allowances);
   EXPECT_FALSE(hidden.contradicted) << hidden.message;
   EXPECT_EQ(hidden.median_used_ns, 13.5e6);
