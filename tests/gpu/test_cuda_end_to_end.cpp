@@ -2,27 +2,12 @@
 // CUDA mutants are caught. Without one these tests skip and say why.
 #include <gtest/gtest.h>
 
-#include "harness/device/device_info.h"
+#include "gpu/gpu_test_support.h"
 #include "harness/results/results_json.h"
 #include "support/test_support.h"
 
 namespace harness {
 namespace {
-
-std::string cuda_missing_reason() {
-  for (const auto& d : discover_devices()) {
-    if (d.kind != "cuda") continue;
-    if (d.available) return "";
-    return d.unavailable_reason;
-  }
-  return "no CUDA entry";
-}
-
-#define REQUIRE_CUDA_DEVICE()                                                   \
-  do {                                                                          \
-    const std::string reason = cuda_missing_reason();                           \
-    if (!reason.empty()) GTEST_SKIP() << "no CUDA device here: " << reason;     \
-  } while (false)
 
 TEST(Gpu, OurCudaKernelsPassEveryCorrectnessEdgeAndStabilityCase) {
   REQUIRE_CUDA_DEVICE();
@@ -40,9 +25,9 @@ TEST(Gpu, SelftestCatchesEveryCudaMutant) {
 }
 
 // The device-memory witness (harness/witness/device_memory.h) sees what our
-// CUDA cache holds: the driver's figure for the worker grows by at least
-// the bytes the cache reports in use (a cache's device buffer is allocated
-// before it reports), and it is recorded, not judged.
+// CUDA cache holds: the driver's figure for the worker, less its copies of
+// the harness's tensors, grows by at least the bytes the cache reports in
+// use (a cache's device buffer is allocated before it reports).
 TEST(Gpu, TheDeviceMemoryWitnessSeesTheCacheOnTheGpu) {
   REQUIRE_CUDA_DEVICE();
   testing::TempFolder tmp;

@@ -1,7 +1,8 @@
 // A plausible mid-level CUDA layer normalisation, the common source of the
 // CUDA mutants. Each mutant's submission.json defines one MUTANT_* macro that
 // switches on one realistic bug; with none defined the implementation is
-// correct (it is never shipped that way: cuda-fast and cuda-naive are).
+// correct (it is never shipped that way: cuda-fast and cuda-naive are). An
+// exploit's defines one EXPLOIT_* macro instead, for one attack on the harness.
 //
 // Design: the forward runs a block per row (statistics on the row shifted by
 // its first element, in double) and saves (mean - x[r, 0], rstd). The
@@ -137,11 +138,34 @@ __global__ void reduce_kernel(const float* partials, int64_t blocks, int64_t dim
 
 int64_t saved_bytes(int64_t rows, int64_t /*dim*/) { return rows * static_cast<int64_t>(sizeof(Saved)); }
 
+#ifdef EXPLOIT_HIDDEN_INPUT_STORE
+// The exploit cuda-hidden-input-store: a device store of its own, outside
+// the declared saved state, holding a copy of every forward's input.
+void* hidden_store = nullptr;
+size_t hidden_store_bytes = 0;
+
+cudaError_t keep_hidden_copy(const float* x, int64_t rows, int64_t dim, cudaStream_t stream) {
+  const size_t bytes = static_cast<size_t>(rows * dim) * sizeof(float);
+  if (bytes > hidden_store_bytes) {
+    if (hidden_store != nullptr) cudaFree(hidden_store);
+    hidden_store = nullptr;
+    hidden_store_bytes = 0;
+    const cudaError_t err = cudaMalloc(&hidden_store, bytes);
+    if (err != cudaSuccess) return err;
+    hidden_store_bytes = bytes;
+  }
+  return cudaMemcpyAsync(hidden_store, x, bytes, cudaMemcpyDeviceToDevice, stream);
+}
+#endif
+
 harness_status forward(const float* x, const float* gamma, const float* beta, int64_t rows, int64_t dim, float eps,
                        float* y, void* saved, void* stream) {
   forward_kernel<<<static_cast<unsigned>(rows), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       x, gamma, beta, dim, eps, y, static_cast<Saved*>(saved));
-  const cudaError_t err = cudaGetLastError();
+  cudaError_t err = cudaGetLastError();
+#ifdef EXPLOIT_HIDDEN_INPUT_STORE
+  if (err == cudaSuccess) err = keep_hidden_copy(x, rows, dim, static_cast<cudaStream_t>(stream));
+#endif
   return err == cudaSuccess ? HARNESS_STATUS_OK : layernorm_abi::cuda_fail("forward_kernel", err);
 }
 

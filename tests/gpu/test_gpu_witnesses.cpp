@@ -1,0 +1,87 @@
+// The witnesses on a GPU: timed requests that hold the calls alone (the
+// copies of their sets in requests of their own), and the device memory a
+// worker holds beyond its claim judged. Each is shown to be what stops its
+// exploit by switching it off (HARNESS_WITNESS_DISABLE). Without a GPU these
+// tests skip and say why.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "gpu/gpu_test_support.h"
+#include "harness/results/results_json.h"
+#include "harness/runner/verdict.h"
+#include "harness/witness/timing_witness.h"
+#include "support/test_support.h"
+
+namespace harness {
+namespace {
+
+struct WitnessFigures {
+  bool staged = false;
+  double staging_ns = 0;
+  double beyond_calls_per_request_ns = 0;  // (request_ns - calls_ns) / requests
+};
+
+WitnessFigures timed_softmax(const std::string& environment) {
+  testing::TempFolder tmp;
+  const std::string out = tmp.path("timed.json");
+  const auto r = testing::run_cli("run softmax_topk -s cuda-fast --device cuda --case perf.normal.r256.v131072.k8 --seed 1 -o " + out,
+                                  environment);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const RunResults results = load_results(out);
+  const CaseResult& c = testing::case_of(testing::entry_of(results, "cuda-fast"), "perf.normal.r256.v131072.k8");
+  EXPECT_EQ(c.verdict, Verdict::pass) << c.message;
+  WitnessFigures f;
+  if (!c.timing || !c.timing->witness) {
+    ADD_FAILURE() << "no witness recorded";
+    return f;
+  }
+  const auto& w = *c.timing->witness;
+  f.staged = w.staged;
+  f.staging_ns = w.staging_ns;
+  f.beyond_calls_per_request_ns = (w.request_ns - w.calls_ns) / static_cast<double>(w.requests);
+  std::printf("%s: staged %d, %zu requests, %.3f ms beyond the calls per request, %.3f ms of staging\n",
+              environment.empty() ? "default" : environment.c_str(), f.staged ? 1 : 0, w.requests,
+              f.beyond_calls_per_request_ns / 1e6, f.staging_ns / 1e6);
+  return f;
+}
+
+TEST(GpuWitness, TimedRequestsHoldTheCallsAloneWithinTheAllowanceOfARequest) {
+  REQUIRE_CUDA_DEVICE();
+  const WitnessFigures staged = timed_softmax("");
+  EXPECT_TRUE(staged.staged);
+  EXPECT_GT(staged.staging_ns, 0.0);
+  EXPECT_LT(staged.beyond_calls_per_request_ns, witness_per_request_ns("cuda", true));
+  // Unstaged, each request also copies its two 134 MB sets to the device and
+  // back: far more than the calls' allowance, which only the copies'
+  // allowance (1 GB/s) covers, and with it any claim.
+  const WitnessFigures unstaged = timed_softmax("HARNESS_WITNESS_DISABLE=gpu-staging");
+  EXPECT_FALSE(unstaged.staged);
+  EXPECT_GT(unstaged.beyond_calls_per_request_ns, witness_per_request_ns("cuda", true));
+}
+
+// cuda-hidden-input-store keeps a copy of every forward's input (134 MB at
+// 2048 x 16384) outside the two floats per row it declares.
+TEST(GpuWitness, AHiddenDeviceStoreIsUnderstatedMemoryAndGetsThroughWithoutTheVerdict) {
+  REQUIRE_CUDA_DEVICE();
+  auto verdict_of = [](const std::string& environment) {
+    testing::TempFolder tmp;
+    const std::string out = tmp.path("store.json");
+    const auto r = testing::run_cli(
+        "run layernorm_backward -s cuda-hidden-input-store --device cuda --case perf.forward.normal.r2048.d16384 "
+        "--seed 1 -o " + out,
+        environment);
+    const RunResults results = load_results(out);
+    const CaseResult& c =
+        testing::case_of(testing::entry_of(results, "cuda-hidden-input-store"), "perf.forward.normal.r2048.d16384");
+    std::printf("%s: %s %s (witnessed %s)\n", environment.empty() ? "default" : environment.c_str(),
+                std::string(verdict_name(c.verdict)).c_str(), c.message.c_str(),
+                c.metrics.value("witnessed_device_memory_bytes", nlohmann::json()).dump().c_str());
+    return c.verdict;
+  };
+  EXPECT_EQ(verdict_of(""), Verdict::understated_memory);
+  EXPECT_EQ(verdict_of("HARNESS_WITNESS_DISABLE=device-memory-verdict"), Verdict::pass);
+}
+
+}  // namespace
+}  // namespace harness
