@@ -216,8 +216,9 @@ void CaseContext::witness_device_memory(const std::string& what, int64_t claimed
   }
 }
 
-int64_t CaseContext::witness_memory(const std::string& what, int64_t claimed, const MemoryBaseline& baseline) {
-  witness_device_memory(what, claimed, baseline);
+int64_t CaseContext::witness_memory(const std::string& what, int64_t claimed, const MemoryBaseline& baseline,
+                                    int64_t device_claimed) {
+  witness_device_memory(what, device_claimed < 0 ? claimed : device_claimed, baseline);
   if (!baseline.resident) return 0;
   const std::optional<int64_t> now = executor_.resident_bytes();
   if (!now) return 0;

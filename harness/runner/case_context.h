@@ -118,7 +118,11 @@ class CaseContext {
     std::optional<int64_t> device;
   };
   MemoryBaseline memory_baseline();
-  int64_t witness_memory(const std::string& what, int64_t claimed, const MemoryBaseline& baseline);
+  // `device_claimed`: what the device's witness judges against where the
+  // contract lets a GPU hold more than the claim (kv_cache: a pool up to the
+  // budget, allocated up front); the claim where it is negative.
+  int64_t witness_memory(const std::string& what, int64_t claimed, const MemoryBaseline& baseline,
+                         int64_t device_claimed = -1);
 
   nlohmann::json& metrics() { return result_.metrics; }
   [[noreturn]] void fail(Verdict verdict, const std::string& message) const;

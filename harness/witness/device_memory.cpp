@@ -79,7 +79,7 @@ DeviceMemoryJudgement judge_device_memory(int64_t claimed_bytes, int64_t baselin
   if (j.witnessed > j.allowed) {
     j.understated = true;
     j.message = fmt::format(
-        "claims {} bytes, but the device memory its worker uses (the driver's figure, {} bytes, less {} bytes of "
+        "may hold {} bytes (its claim, or what its contract lets a GPU hold beside it), but the device memory its worker uses (the driver's figure, {} bytes, less {} bytes of "
         "copies of the harness's tensors) grew by {} bytes ({:.1f} MB) since the baseline: more than {:.1f}x the "
         "claim plus {} MB of allowance ({} bytes)",
         claimed, bytes, harness_tensors, j.witnessed, static_cast<double>(j.witnessed) / 1e6, kMemoryFactor,

@@ -154,8 +154,13 @@ int64_t KvSession::check_bytes() {
   // its word only up to what the witness allows.
   most_reported_ = std::max(most_reported_, bytes);
   metrics["most_bytes_in_use"] = most_reported_;
+  // On a GPU, memory is held from allocation on: a pool allocated up front,
+  // which the contract lets a cache keep up to its budget without reporting
+  // it, and the largest attend's scores (a sound attention's working
+  // memory) are allowed beside the reports.
+  const int64_t device_claimed = std::max(most_reported_, config_.budget) + largest_scores_bytes_;
   const int64_t held = std::max(bytes, ctx_.witness_memory(where() + ", the most kv_cache_bytes_in_use reported so far",
-                                                           most_reported_, resident_before_create_));
+                                                           most_reported_, resident_before_create_, device_claimed));
   // Memory efficiency at the fullest moment of the workload.
   if (tokens > 0 && tokens >= metrics.value("peak_live_tokens", int64_t{0})) {
     metrics["peak_live_tokens"] = tokens;

@@ -136,6 +136,16 @@ void KvSession::point_row(int32_t layer, int64_t sequence, int64_t visible, floa
 }
 
 void KvSession::check_attend(int32_t layer, const std::vector<Query>& batch, harness::SharedTensor& q) {
+  // Working memory a sound attention may keep on a GPU: the call's score
+  // matrix, its rows padded to the longest sequence, in double (cuda-naive
+  // materialises it; the device-memory witness allows for it).
+  int64_t rows = 0;
+  int64_t longest = 0;
+  for (const Query& query : batch) {
+    rows += query.n;
+    longest = std::max(longest, tokens(query.sequence));
+  }
+  largest_scores_bytes_ = std::max(largest_scores_bytes_, rows * config_.q_heads * longest * int64_t{8});
   harness::SharedTensor& out = pooled("out", q.spec().shape[0], config_.q_heads);
   ctx_.call("attend", attend_scalars(layer, batch), {{&q, Access::in}, {&out, Access::out}});
   check_attention(layer, batch, q.as<float>(), out.as<float>(), where());
