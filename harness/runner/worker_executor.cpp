@@ -310,7 +310,10 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
     }
   };
   size_t next_set = 0;
-  double last_batch_ns = 0;  // the harness's clock around the last batch
+  // The harness's clock around the last batch, and its staging, which
+  // sizes the next batch (a staged GPU round is mostly its copies).
+  double last_batch_ns = 0;
+  double last_batch_staging_ns = 0;
   size_t last_batch_calls = 0;
   // One batch: exactly the calls asked for, timed by this process's clock
   // around the request, which no code in the worker can reach (the timing
@@ -321,6 +324,7 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
     // has just poisoned (CaseContext::time): the worker's own poisoning
     // would only add time the witness must then allow for.
     const protocol::TimingBatch batch{warmup, calls, next_set, static_cast<bool>(fresh), total.staged};
+    const double staged_before = total.staging_ns;
     if (total.staged) copy_sets("upload");
     const int64_t start = monotonic_ns();
     const json body = request(json{{"type", "time"}, {"op", op}, {"scalars", scalars}, {"sets", set_list}, {"batch", batch}},
@@ -329,6 +333,7 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
     // The outputs (and the inputs, to show they were left alone) back in
     // the harness's tensors before it checks them or stages a new round.
     if (total.staged && body.contains("device_ns")) copy_sets("download");
+    last_batch_staging_ns = total.staging_ns - staged_before;
     last_batch_calls = warmup + calls;
     total.witnessed.push_back(protocol::WitnessedRequest{last_batch_ns, warmup, calls, 0.0, 0.0});
     if (!body.contains("device_ns")) {
@@ -394,7 +399,10 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
     const auto more = static_cast<size_t>(std::ceil((warmup_ns - witnessed_ns) / std::max(per_call, 1.0)));
     if (!run_calls(std::min(more, 99 * n), 0)) return total;
   }
-  double per_call_ns = last_batch_ns / static_cast<double>(std::max<size_t>(last_batch_calls, 1));
+  auto last_per_call_ns = [&] {
+    return (last_batch_ns + last_batch_staging_ns) / static_cast<double>(std::max<size_t>(last_batch_calls, 1));
+  };
+  double per_call_ns = last_per_call_ns();
 
   // Timed batches of about kBatchTargetNs each, until the policy says stop:
   // the same rules as run_timing_loop, checked between batches.
@@ -410,7 +418,7 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
     size = std::min(size, policy.max_samples - std::min(count, policy.max_samples));
     if (size == 0) break;
     if (!run_calls(0, size)) return total;
-    per_call_ns = last_batch_ns / static_cast<double>(last_batch_calls);
+    per_call_ns = last_per_call_ns();
     for (size_t i = count; i < total.device_ns.size(); ++i) measured_ns += total.device_ns[i];
     const double elapsed_ms = static_cast<double>(monotonic_ns() - measure_start) / 1e6;
     if (stop.done(total.device_ns, measured_ns, elapsed_ms, true)) break;
