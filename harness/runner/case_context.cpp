@@ -211,6 +211,8 @@ void CaseContext::witness_device_memory(const std::string& what, int64_t claimed
     witnessed = j.witnessed;
     result_.metrics["device_memory_harness_tensors_bytes"] = now.harness_tensors;
   }
+  auto& allowed = result_.metrics["device_memory_allowed_bytes"];
+  if (!allowed.is_number() || allowed.get<int64_t>() < j.allowed) allowed = j.allowed;
   if (j.understated && !witness_part_disabled("device-memory-verdict")) {
     fail(Verdict::understated_memory, fmt::format("{}: {}", what, j.message));
   }
