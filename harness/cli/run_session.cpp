@@ -20,6 +20,7 @@
 #include "harness/sandbox/sandbox.h"
 #include "harness/scoring/scoring.h"
 #include "harness/submissions/catalog.h"
+#include "harness/witness/witness_parts.h"
 
 namespace harness {
 
@@ -62,6 +63,11 @@ RunInfo run_header(const SessionOptions& options) {
     run.options["shard"] = fmt::format("{}/{}", options.selection.shard->first, options.selection.shard->second);
   }
   run.sandbox = sandbox_description();
+  if (const auto off = disabled_witness_parts(); !off.empty()) {
+    run.options["witness_disabled"] = off;
+    std::fprintf(stderr, "harness: witness: switched off by HARNESS_WITNESS_DISABLE: %s\n",
+                 nlohmann::json(off).dump().c_str());
+  }
   return run;
 }
 

@@ -1,6 +1,6 @@
 // The GPU witnesses' defences that HARNESS_WITNESS_DISABLE switches off, for
 // the tests that show each one's exploit getting through without it. A run
-// with any off says so on stderr and in results.json (run.options).
+// with any off says so on stderr and in results.json (run.options.witness_disabled).
 //
 //   gpu-staging            a CUDA worker's timed requests hold the calls
 //                          alone, the copies in requests of their own

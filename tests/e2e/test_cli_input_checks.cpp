@@ -90,6 +90,22 @@ TEST(CliInput, NegativeAndOutOfRangeSeedsAreRefused) {
   });
 }
 
+// A misspelt defence would stay on while the test that names it believes it
+// off; one switched off is said, and recorded in the results.
+TEST(CliInput, WitnessPartsSwitchedOffAreNamedOrRefused) {
+  TempFolder tmp;
+  const auto bad = run_cli("run softmax_topk -s cpu-naive --device cpu --case " + kCase + " -o " + tmp.path("a.json"),
+                           "HARNESS_WITNESS_DISABLE=gpu-stagin");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("'gpu-stagin', which is not one of its parts"), std::string::npos) << bad.output;
+  const auto off = run_cli("run softmax_topk -s cpu-naive --device cpu --case " + kCase + " -o " + tmp.path("b.json"),
+                           "HARNESS_WITNESS_DISABLE=device-memory-verdict");
+  ASSERT_EQ(off.exit_code, 0) << off.output;
+  EXPECT_NE(off.output.find("switched off by HARNESS_WITNESS_DISABLE: [\"device-memory-verdict\"]"), std::string::npos)
+      << off.output;
+  EXPECT_EQ(load_results(tmp.path("b.json")).run.options["witness_disabled"], nlohmann::json({"device-memory-verdict"}));
+}
+
 TEST(CliInput, ACaseOfAnotherChallengeOrAnEmptyIdBlamesTheCase) {
   const std::string other = find_challenge("layernorm_backward").cases().at(0).id;
   expect_refused({
