@@ -16,6 +16,7 @@
 #include "harness/runner/worker_executor.h"
 #include "harness/sandbox/memory_limit.h"
 #include "harness/sandbox/sandbox.h"
+#include "harness/witness/witness_parts.h"
 
 namespace harness {
 
@@ -79,6 +80,7 @@ std::unique_ptr<Executor> make_executor(const PlannedEntry& entry, const Scratch
   target.device_index = entry.device->index;
   target.worker_executable = worker_executable();
   target.log_path = scratch.file(stem + ".log");
+  target.stage_copies = target.device_kind == "cuda" && !witness_part_disabled("gpu-staging");
   return std::make_unique<WorkerExecutor>(std::move(target));
 }
 

@@ -17,7 +17,6 @@
 #include "harness/runner/verdict.h"
 #include "harness_abi.h"
 #include "harness/witness/memory_witness.h"
-#include "harness/witness/witness_parts.h"
 
 namespace harness {
 
@@ -292,7 +291,7 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
   // On a GPU the copies of a request's sets would hide its calls from the
   // witness (uploading 400 MB of sets takes 100 times longer than the calls):
   // they go in requests of their own, before and after each timed one.
-  total.staged = target_.device_kind == "cuda" && !witness_part_disabled("gpu-staging");
+  total.staged = target_.stage_copies;
   std::set<uint64_t> buffer_ids;
   for (const auto& set : sets) {
     for (const Binding& b : set) buffer_ids.insert(b.tensor->buffer().id());

@@ -24,6 +24,10 @@ struct WorkerTarget {
   int device_index = 0;
   std::string worker_executable;
   std::string log_path;       // the worker's stdout and stderr
+  // Timed requests hold the calls alone, the sets' copies to the device and
+  // back in requests of their own (TimingBatch::staged): a GPU worker's,
+  // unless HARNESS_WITNESS_DISABLE=gpu-staging. A CPU worker copies nothing.
+  bool stage_copies = false;
 };
 
 class WorkerExecutor : public Executor {

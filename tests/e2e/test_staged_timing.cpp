@@ -1,0 +1,108 @@
+// A GPU worker's timed requests are staged: its sets go to the device in an
+// "upload" request before each timed request and come back in a
+// "download" after it, so that the harness's clock around the timed
+// request sees the calls alone (harness/witness/timing_witness.h). The
+// messages are the same for every worker, so a CPU worker, whose copies are
+// no-ops, shows the protocol here; what staging does to the witness on a
+// GPU is tests/gpu/test_gpu_witnesses.cpp.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "harness/runner/worker_executor.h"
+#include "support/test_support.h"
+
+namespace harness {
+namespace {
+
+struct TimedSets {
+  std::vector<std::unique_ptr<SharedTensor>> tensors;
+  std::vector<std::vector<Binding>> sets;
+};
+
+// Two sets of softmax_topk's tensors, 64 rows of 4096 logits, top 8.
+TimedSets softmax_sets() {
+  TimedSets t;
+  uint64_t id = 1;
+  for (int s = 0; s < 2; ++s) {
+    auto logits = std::make_unique<SharedTensor>(id++, TensorSpec{"logits", DType::f32, {64, 4096}});
+    auto probs = std::make_unique<SharedTensor>(id++, TensorSpec{"probs", DType::f32, {64, 8}});
+    auto indices = std::make_unique<SharedTensor>(id++, TensorSpec{"indices", DType::i32, {64, 8}});
+    float* x = logits->as<float>();
+    for (size_t i = 0; i < logits->elements(); ++i) x[i] = static_cast<float>((i * 7919) % 4096) / 512.0f;
+    t.sets.push_back({{logits.get(), protocol::Access::in},
+                      {probs.get(), protocol::Access::out},
+                      {indices.get(), protocol::Access::out}});
+    for (auto* tensor : {&logits, &probs, &indices}) t.tensors.push_back(std::move(*tensor));
+  }
+  return t;
+}
+
+protocol::TimeReply time_softmax(bool stage_copies, TimedSets& t, int& rounds) {
+  const SubmissionRecord* fast = nullptr;
+  for (const SubmissionRecord& r : testing::project_catalog().records()) {
+    if (r.challenge == "softmax_topk" && r.name == "cpu-fast") fast = &r;
+  }
+  EXPECT_NE(fast, nullptr);
+  if (fast == nullptr || fast->library.empty()) return {};
+  testing::TempFolder folder;
+  WorkerTarget target;
+  target.challenge = "softmax_topk";
+  target.library = fast->library;
+  target.device_kind = "cpu";
+  target.worker_executable = std::string(HARNESS_BUILD_DIR) + "/harness-worker";
+  target.log_path = folder.path("worker.log");
+  target.stage_copies = stage_copies;
+  WorkerExecutor executor(target);
+  protocol::TimingPolicy policy;
+  policy.warmup_ms = 1;
+  policy.min_samples = 6;
+  policy.min_ms = 1;
+  policy.max_ms = 100;
+  // Each round swaps two logits of the first row: new inputs, every round.
+  const auto fresh = [&] {
+    ++rounds;
+    for (auto& set : t.sets) std::swap(set[0].tensor->as<float>()[0], set[0].tensor->as<float>()[rounds % 4096]);
+  };
+  return executor.time("softmax_topk", {{"rows", 64}, {"vocab", 4096}, {"k", 8}}, t.sets, policy, 30, fresh);
+}
+
+TEST(StagedTiming, AStagedWorkerTimesTheSameCallsWithTheCopiesInRequestsOfTheirOwn) {
+  for (const bool staged : {true, false}) {
+    TimedSets t = softmax_sets();
+    int rounds = 0;
+    const protocol::TimeReply reply = time_softmax(staged, t, rounds);
+    EXPECT_EQ(reply.status, 0) << reply.message;
+    EXPECT_EQ(reply.staged, staged);
+    EXPECT_EQ(reply.staging_ns > 0, staged) << reply.staging_ns;
+    // Whole rounds, one request each, every one asked for and answered.
+    ASSERT_FALSE(reply.witnessed.empty());
+    EXPECT_EQ(reply.witnessed.size(), static_cast<size_t>(rounds) + 1);
+    size_t timed = 0;
+    for (const auto& r : reply.witnessed) {
+      EXPECT_EQ(r.warmup_calls + r.timed_calls, 2u);
+      EXPECT_LE(r.claimed_ns, r.ns);
+      timed += r.timed_calls;
+    }
+    EXPECT_EQ(reply.device_ns.size(), timed);
+    EXPECT_GE(timed, 6u);
+    // The last round's answers are in the harness's tensors: each row's
+    // top index is a logit no other of the row exceeds.
+    for (const auto& set : t.sets) {
+      const float* x = set[0].tensor->as<float>();
+      const int32_t* top = set[2].tensor->as<int32_t>();
+      for (int64_t row = 0; row < 64; ++row) {
+        const float* xr = x + row * 4096;
+        ASSERT_GE(top[row * 8], 0);
+        ASSERT_LT(top[row * 8], 4096);
+        EXPECT_EQ(xr[top[row * 8]], *std::max_element(xr, xr + 4096)) << "row " << row;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace harness
