@@ -205,7 +205,7 @@ void CaseContext::witness_device_memory(const std::string& what, int64_t claimed
     result_.metrics["device_memory_witness"] = "none: " + now.why_not;
     return;
   }
-  const DeviceMemoryJudgement j = judge_device_memory(claimed, *baseline.device, *now.bytes, now.harness_tensors);
+  const MemoryJudgement j = judge_device_memory(claimed, *baseline.device, *now.bytes, now.harness_tensors);
   auto& witnessed = result_.metrics["witnessed_device_memory_bytes"];
   if (!witnessed.is_number() || witnessed.get<int64_t>() < j.witnessed) {
     witnessed = j.witnessed;

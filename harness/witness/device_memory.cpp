@@ -8,7 +8,6 @@
 #include <mutex>
 #include <vector>
 
-#include "harness/witness/memory_witness.h"
 
 namespace harness {
 
@@ -70,22 +69,13 @@ const Nvml& nvml() {
 
 }  // namespace
 
-DeviceMemoryJudgement judge_device_memory(int64_t claimed_bytes, int64_t baseline_own, int64_t bytes,
-                                          int64_t harness_tensors) {
-  DeviceMemoryJudgement j;
-  j.witnessed = std::max<int64_t>(0, bytes - harness_tensors - baseline_own);
-  const int64_t claimed = std::max<int64_t>(0, claimed_bytes);
-  j.allowed = static_cast<int64_t>(kMemoryFactor * static_cast<double>(claimed)) + kDeviceMemoryAllowanceBytes;
-  if (j.witnessed > j.allowed) {
-    j.understated = true;
-    j.message = fmt::format(
-        "may hold {} bytes (its claim, or what its contract lets a GPU hold beside it), but the device memory its worker uses (the driver's figure, {} bytes, less {} bytes of "
-        "copies of the harness's tensors) grew by {} bytes ({:.1f} MB) since the baseline: more than {:.1f}x the "
-        "claim plus {} MB of allowance ({} bytes)",
-        claimed, bytes, harness_tensors, j.witnessed, static_cast<double>(j.witnessed) / 1e6, kMemoryFactor,
-        kDeviceMemoryAllowanceBytes >> 20, j.allowed);
-  }
-  return j;
+MemoryJudgement judge_device_memory(int64_t claimed_bytes, int64_t baseline_own, int64_t bytes,
+                                    int64_t harness_tensors) {
+  return judge_growth(claimed_bytes, bytes - harness_tensors - baseline_own, kDeviceMemoryAllowanceBytes,
+                      "may hold",
+                      fmt::format("the device memory its worker uses (the driver's figure, {} bytes, less {} bytes of "
+                                  "copies of the harness's tensors)",
+                                  bytes, harness_tensors));
 }
 
 DeviceMemoryReading device_memory_of_process(pid_t pid, unsigned nvml_index) {

@@ -16,6 +16,8 @@
 #include <optional>
 #include <string>
 
+#include "harness/witness/memory_witness.h"
+
 namespace harness {
 
 struct DeviceMemoryReading {
@@ -42,17 +44,12 @@ inline int64_t device_granules(uint64_t bytes) {
 // submissions' figures on a GPU (docs/ARCHITECTURE.md, Witnesses).
 inline constexpr int64_t kDeviceMemoryAllowanceBytes = int64_t{64} << 20;
 
-struct DeviceMemoryJudgement {
-  int64_t witnessed = 0;  // growth of the submission's part since the baseline
-  int64_t allowed = 0;    // the most the claim lets it hold
-  bool understated = false;
-  std::string message;    // names the figures when understated
-};
-
 // `baseline_own`: the worker's reading at the baseline less its copies of
 // the harness's tensors then; `bytes` and `harness_tensors`: the same now.
-DeviceMemoryJudgement judge_device_memory(int64_t claimed_bytes, int64_t baseline_own, int64_t bytes,
-                                          int64_t harness_tensors);
+// The claim is what the submission may hold (its claim, or more where its
+// contract lets a GPU hold more).
+MemoryJudgement judge_device_memory(int64_t claimed_bytes, int64_t baseline_own, int64_t bytes,
+                                    int64_t harness_tensors);
 
 // `nvml_index` is the GPU's index in NVML's order (PCI bus order), which is
 // CUDA's with CUDA_DEVICE_ORDER=PCI_BUS_ID and on every one-GPU machine.

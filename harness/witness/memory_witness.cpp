@@ -179,21 +179,26 @@ int64_t folder_bytes(const std::string& folder) {
   return total;
 }
 
-MemoryJudgement judge_memory(int64_t claimed_bytes, int64_t baseline_bytes, int64_t resident_bytes) {
+MemoryJudgement judge_growth(int64_t claimed_bytes, int64_t growth_bytes, int64_t allowance_bytes,
+                             const std::string& claim_wording, const std::string& witnessed_wording) {
   MemoryJudgement j;
-  j.witnessed = std::max<int64_t>(0, resident_bytes - baseline_bytes);
+  j.witnessed = std::max<int64_t>(0, growth_bytes);
   const int64_t claimed = std::max<int64_t>(0, claimed_bytes);
-  j.allowed = static_cast<int64_t>(kMemoryFactor * static_cast<double>(claimed)) + kMemoryAllowanceBytes;
+  j.allowed = static_cast<int64_t>(kMemoryFactor * static_cast<double>(claimed)) + allowance_bytes;
   if (j.witnessed > j.allowed) {
     j.understated = true;
     j.message = fmt::format(
-        "claims {} bytes, but the memory its worker holds of its own (resident, anonymous and shared) grew by {} bytes "
-        "({:.1f} MB) since the baseline: "
+        "{} {} bytes, but {} grew by {} bytes ({:.1f} MB) since the baseline: "
         "more than {:.1f}x the claim plus {} MB of allowance ({} bytes)",
-        claimed, j.witnessed, static_cast<double>(j.witnessed) / 1e6, kMemoryFactor, kMemoryAllowanceBytes >> 20,
-        j.allowed);
+        claim_wording, claimed, witnessed_wording, j.witnessed, static_cast<double>(j.witnessed) / 1e6, kMemoryFactor,
+        allowance_bytes >> 20, j.allowed);
   }
   return j;
+}
+
+MemoryJudgement judge_memory(int64_t claimed_bytes, int64_t baseline_bytes, int64_t resident_bytes) {
+  return judge_growth(claimed_bytes, resident_bytes - baseline_bytes, kMemoryAllowanceBytes, "claims",
+                      "the memory its worker holds of its own (resident, anonymous and shared)");
 }
 
 }  // namespace harness

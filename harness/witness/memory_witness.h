@@ -79,6 +79,12 @@ struct MemoryJudgement {
   std::string message;     // names both figures when understated
 };
 
+// Growth beyond kMemoryFactor times the claim plus `allowance_bytes` is
+// understated; the message says "<claim_wording> N bytes, but
+// <witnessed_wording> grew by ...".
+MemoryJudgement judge_growth(int64_t claimed_bytes, int64_t growth_bytes, int64_t allowance_bytes,
+                             const std::string& claim_wording, const std::string& witnessed_wording);
+
 MemoryJudgement judge_memory(int64_t claimed_bytes, int64_t baseline_bytes, int64_t resident_bytes);
 
 }  // namespace harness

@@ -36,13 +36,7 @@ TEST(MemoryWitness, AStoreTakenWhileTheLibraryLoadsIsSeenOnlyFromBeforeTheLoad) 
   ASSERT_NE(exploit, nullptr);
   ASSERT_FALSE(exploit->library.empty()) << "not built: " << exploit->build_log_path;
   testing::TempFolder folder;
-  WorkerTarget target;
-  target.challenge = "layernorm_backward";
-  target.library = exploit->library;
-  target.device_kind = "cpu";
-  target.worker_executable = std::string(HARNESS_BUILD_DIR) + "/harness-worker";
-  target.log_path = folder.path("worker.log");
-  WorkerExecutor executor(target);
+  WorkerExecutor executor(testing::cpu_worker_target("layernorm_backward", exploit->library, folder.path("worker.log")));
 
   const std::optional<int64_t> after_load = executor.resident_bytes();  // starts the worker
   const std::optional<int64_t> before_load = executor.resident_before_load();

@@ -49,12 +49,7 @@ protocol::TimeReply time_softmax(bool stage_copies, TimedSets& t, int& rounds) {
   EXPECT_NE(fast, nullptr);
   if (fast == nullptr || fast->library.empty()) return {};
   testing::TempFolder folder;
-  WorkerTarget target;
-  target.challenge = "softmax_topk";
-  target.library = fast->library;
-  target.device_kind = "cpu";
-  target.worker_executable = std::string(HARNESS_BUILD_DIR) + "/harness-worker";
-  target.log_path = folder.path("worker.log");
+  WorkerTarget target = testing::cpu_worker_target("softmax_topk", fast->library, folder.path("worker.log"));
   target.stage_copies = stage_copies;
   WorkerExecutor executor(target);
   protocol::TimingPolicy policy;

@@ -8,6 +8,7 @@
 #include "harness/results/results.h"
 #include "harness/runner/run_plan.h"
 #include "harness/runner/run_settings.h"
+#include "harness/runner/worker_executor.h"
 #include "harness/submissions/catalog.h"
 
 namespace harness::testing {
@@ -46,6 +47,19 @@ class TempFolder {
 const Catalog& fixture_catalog();
 // The project's own catalogue (submissions/).
 const Catalog& project_catalog();
+
+// A compiled CPU worker for `library`, a submission of `challenge`, its
+// output in `log_path`.
+inline WorkerTarget cpu_worker_target(const std::string& challenge, const std::string& library,
+                                      const std::string& log_path) {
+  WorkerTarget target;
+  target.challenge = challenge;
+  target.library = library;
+  target.device_kind = "cpu";
+  target.worker_executable = std::string(HARNESS_BUILD_DIR) + "/harness-worker";
+  target.log_path = log_path;
+  return target;
+}
 
 // The cpu device with this host's cached peak, as a CLI run gets it
 // (measured quickly and stored only when none is cached): measuring it in

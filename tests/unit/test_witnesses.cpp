@@ -295,7 +295,7 @@ TEST(DeviceMemoryWitness, CountsTheDriversGranulesOfEachBuffer) {
 // seed 1): two floats per row declared, the input kept in a store of its own.
 TEST(DeviceMemoryWitness, AHiddenStoreOfTheInputIsUnderstated) {
   const int64_t bytes = 1224736768, harness_tensors = 557842432, growth = 123731968;
-  const DeviceMemoryJudgement j = judge_device_memory(16384, bytes - harness_tensors - growth, bytes, harness_tensors);
+  const MemoryJudgement j = judge_device_memory(16384, bytes - harness_tensors - growth, bytes, harness_tensors);
   EXPECT_TRUE(j.understated);
   EXPECT_EQ(j.witnessed, growth);
   EXPECT_NE(j.message.find("557842432 bytes of copies of the harness's tensors"), std::string::npos) << j.message;
