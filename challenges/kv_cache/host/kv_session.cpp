@@ -220,7 +220,8 @@ void KvSession::time_decode() {
         check_attention(0, {batch[b]}, qs[s]->as<float>() + static_cast<int64_t>(b) * row,
                         outs[s]->as<float>() + static_cast<int64_t>(b) * row,
                         fmt::format("timed repetitions, round {}, input set {} of {}, sequence {} (a spot check between "
-                                    "rounds)", round, s + 1, set_count, batch[b].sequence));
+                                    "rounds)", round, s + 1, set_count, batch[b].sequence),
+                        round > 1);
       }
       fill(next_q.data(), rows, config_.q_heads, ctx_.secret_seed(), scores_scale_);
       // About half the rows pointed at one token (point_row), which ones a
@@ -242,7 +243,7 @@ void KvSession::time_decode() {
   ctx_.time("attend", attend_scalars(0, batch), sets, fresh_queries);
   for (size_t s = 0; s < set_count; ++s) {
     check_attention(0, batch, qs[s]->as<float>(), outs[s]->as<float>(),
-                    fmt::format("timed repetitions, input set {} of {}", s + 1, set_count));
+                    fmt::format("timed repetitions, input set {} of {}", s + 1, set_count), round > 1);
   }
 }
 

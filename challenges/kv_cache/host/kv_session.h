@@ -88,13 +88,18 @@ class KvSession {
   // choice per kv head: q along k, of a length that makes the score
   // q.k / sqrt(d) about kPointedScore.
   void point_row(int32_t layer, int64_t sequence, int64_t visible, float* q);
-  void check_attend(int32_t layer, const std::vector<Query>& batch, harness::SharedTensor& q);
+  // `secret_queries`: q came from a secret (CaseContext::secret_seed,
+  // point_row), not from the printed seed. Such a check gives its verdict
+  // but no precision_loss: the stability score is the printed command's to
+  // reproduce (a secret pointed query's loss of 0.02 once moved a score by
+  // 1.03 and failed the gate).
+  void check_attend(int32_t layer, const std::vector<Query>& batch, harness::SharedTensor& q, bool secret_queries);
   nlohmann::json attend_scalars(int32_t layer, const std::vector<Query>& batch) const;
   // What rounded float32 scores alone can do to the output (see the .cpp).
   harness::Conditioning attention_conditioning(int32_t layer, const std::vector<Query>& batch, const float* q,
                                                size_t rows) const;
   void check_attention(int32_t layer, const std::vector<Query>& batch, const float* q, const float* out,
-                       const std::string& what);
+                       const std::string& what, bool secret_queries);
   std::string where() const;
 
   harness::CaseContext& ctx_;
