@@ -90,6 +90,7 @@ struct WitnessedRequest {
   size_t timed_calls = 0;       // asked for, timed
   double claimed_ns = 0;        // the worker's times of all those calls, summed
   double claimed_setup_ns = 0;  // the worker's device copies before and after its loop
+  double staging_ns = 0;        // the harness's clock around the round's upload and download, when staged
 };
 
 struct TimeReply {

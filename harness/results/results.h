@@ -44,6 +44,7 @@ struct TimingResult {
     bool staged = false;     // the timed requests held the calls alone, the device copies in requests
                              // of their own (a GPU worker's), whose time is staging_ns
     double staging_ns = 0;
+    double staging_counted_ns = 0;  // the part of staging_ns beyond what the copies may take, in request_ns
   };
   std::optional<Witness> witness;
   // The median the scores use: never below the witness's floor.

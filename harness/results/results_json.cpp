@@ -51,6 +51,7 @@ json to_json(const TimingResult& t) {
     if (t.witness->staged) {
       j["witness"]["staged"] = true;
       j["witness"]["staging_ns"] = t.witness->staging_ns;
+      j["witness"]["staging_counted_ns"] = t.witness->staging_counted_ns;
     }
   }
   return j;
@@ -77,6 +78,7 @@ TimingResult timing_from_json(const json& j) {
     witness.requests = w.value("requests", size_t{0});
     witness.staged = w.value("staged", false);
     witness.staging_ns = w.value("staging_ns", 0.0);
+    witness.staging_counted_ns = w.value("staging_counted_ns", 0.0);
     t.witness = witness;
   }
   return t;

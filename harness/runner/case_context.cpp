@@ -28,7 +28,8 @@ std::atomic<uint64_t> next_tensor_id{1};
 // Between two calls the worker re-poisons the outputs: allowed at twice what
 // the same poisoning takes here, plus the loop's clock reads and its running
 // median. One request: witness_per_request_ns; its copies:
-// witness_max_copy_ns.
+// witness_max_copy_ns; a staged round's upload and download:
+// witness_max_staging_ns.
 constexpr double kWitnessPoisonFactor = 2.0;
 constexpr double kWitnessPerCallNs = 10e3;
 
@@ -245,9 +246,11 @@ void CaseContext::judge_witness(const protocol::TimeReply& reply, double poison_
   allowances.per_call_ns = kWitnessPoisonFactor * poison_ns + kWitnessPerCallNs;
   allowances.per_request_ns = witness_per_request_ns(device_.kind, reply.staged);
   allowances.max_setup_per_request_ns = witness_max_copy_ns(device_.kind, reply.staged, all_sets_bytes);
+  if (reply.staged) allowances.max_staging_per_request_ns = witness_max_staging_ns(device_.kind, all_sets_bytes);
   const WitnessJudgement j = judge_timing(reply.witnessed, median(reply.device_ns), allowances);
-  timing.witness = TimingResult::Witness{j.request_ns, j.overhead_ns, j.claimed_ns, j.calls, j.floor_ns,
-                                         reply.witnessed.size(), reply.staged, reply.staging_ns};
+  timing.witness = TimingResult::Witness{j.request_ns,        j.overhead_ns, j.claimed_ns,
+                                         j.calls,             j.floor_ns,    reply.witnessed.size(),
+                                         reply.staged,        reply.staging_ns, j.staging_counted_ns};
   if (j.contradicted) fail(Verdict::forged_timing, fmt::format("timed repetitions of {}: {}", op, j.message));
   if (!j.message.empty()) timing.note = j.message;
 }

@@ -95,7 +95,7 @@ protocol::TimeReply WorkerExecutor::time(const std::string& op, const json& scal
     if (total.staged && body.contains("device_ns")) copy_sets("download");
     last_batch_staging_ns = total.staging_ns - staged_before;
     last_batch_calls = warmup + calls;
-    total.witnessed.push_back(protocol::WitnessedRequest{last_batch_ns, warmup, calls, 0.0, 0.0});
+    total.witnessed.push_back(protocol::WitnessedRequest{last_batch_ns, warmup, calls, 0.0, 0.0, last_batch_staging_ns});
     if (!body.contains("device_ns")) {
       const auto failed = decode<protocol::CallReply>(body, what);
       raise_fault(failed.fault, what);

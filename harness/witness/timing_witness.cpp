@@ -3,18 +3,29 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "harness/core/stats.h"
+#include "harness/witness/witness_parts.h"
 
 namespace harness {
 
 namespace {
+
+// A rate no bus between host and device falls below, in bytes per ns (GB/s).
+constexpr double kSlowestCopyBytesPerNs = 1.0;
 
 // What the witness leaves for one request's calls: its clock less its stated
 // overhead (the claimed copies counted only up to what a slow bus needs).
 double overhead_of(const protocol::WitnessedRequest& r, const WitnessAllowances& a) {
   const double setup = std::clamp(r.claimed_setup_ns, 0.0, a.max_setup_per_request_ns);
   return a.per_request_ns + setup + a.per_call_ns * static_cast<double>(r.warmup_calls + r.timed_calls);
+}
+
+// A staged round's upload and download beyond what its copies may take:
+// time the calls may have had, counted as the request's.
+double staging_counted(const protocol::WitnessedRequest& r, const WitnessAllowances& a) {
+  return std::max(0.0, r.staging_ns - a.max_staging_per_request_ns);
 }
 
 // The median over timed calls of the time per call their request leaves,
@@ -25,7 +36,7 @@ double floor_of(const std::vector<protocol::WitnessedRequest>& requests, const W
   for (const auto& r : requests) {
     if (r.timed_calls == 0) continue;
     ++timed_requests;
-    const double left = std::max(0.0, r.ns - overhead_of(r, a));
+    const double left = std::max(0.0, r.ns + staging_counted(r, a) - overhead_of(r, a));
     const double per_call = left / (static_cast<double>(r.warmup_calls + r.timed_calls) * kWitnessMargin);
     per_timed_call.insert(per_timed_call.end(), r.timed_calls, per_call);
   }
@@ -39,7 +50,9 @@ WitnessJudgement judge_timing(const std::vector<protocol::WitnessedRequest>& req
   WitnessJudgement j;
   for (const auto& r : requests) {
     j.calls += r.warmup_calls + r.timed_calls;
-    j.request_ns += r.ns;
+    j.staging_ns += r.staging_ns;
+    j.staging_counted_ns += staging_counted(r, allowances);
+    j.request_ns += r.ns + staging_counted(r, allowances);
     j.claimed_ns += r.claimed_ns;
     j.overhead_ns += overhead_of(r, allowances);
   }
@@ -61,6 +74,12 @@ WitnessJudgement judge_timing(const std::vector<protocol::WitnessedRequest>& req
         j.calls, j.claimed_ns / 1e6, median_ns / 1e3, requests.size(), j.request_ns / 1e6, j.overhead_ns / 1e6,
         allowances.per_request_ns / 1e6, allowances.per_call_ns / 1e3, allowances.max_setup_per_request_ns / 1e6,
         j.left_for_calls_ns / 1e6, kWitnessMargin);
+    if (j.staging_counted_ns > 0) {
+      j.message += fmt::format(
+          "; the requests' time includes {:.3f} ms of the rounds' uploads and downloads beyond what their copies "
+          "may take ({:.3f} ms a round; they took {:.3f} ms in all)",
+          j.staging_counted_ns / 1e6, allowances.max_staging_per_request_ns / 1e6, j.staging_ns / 1e6);
+    }
   } else if (j.floor_ns > median_ns) {
     j.message = fmt::format(
         "median raised from {:.1f} us to the witness's floor of {:.1f} us per call (over its {} requests of timed "
@@ -76,9 +95,14 @@ double witness_per_request_ns(const std::string& device_kind, bool staged) {
 }
 
 double witness_max_copy_ns(const std::string& device_kind, bool staged, double all_sets_bytes) {
-  constexpr double kSlowestCopyBytesPerNs = 1.0;
   if (device_kind == "cpu" || staged) return 0.0;
   return 2.0 * all_sets_bytes / kSlowestCopyBytesPerNs + witness_per_request_ns(device_kind, staged);
+}
+
+double witness_max_staging_ns(const std::string& device_kind, double all_sets_bytes) {
+  if (witness_part_disabled("gpu-staging-time")) return std::numeric_limits<double>::infinity();
+  const double copies = device_kind == "cpu" ? 0.0 : 2.0 * all_sets_bytes / kSlowestCopyBytesPerNs;
+  return copies + 2.0 * witness_per_request_ns(device_kind, true);
 }
 
 }  // namespace harness

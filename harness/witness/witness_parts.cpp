@@ -7,7 +7,7 @@
 namespace harness {
 
 const std::vector<std::string>& witness_part_names() {
-  static const std::vector<std::string> names{"gpu-staging", "device-memory-verdict"};
+  static const std::vector<std::string> names{"gpu-staging", "gpu-staging-time", "device-memory-verdict"};
   return names;
 }
 

@@ -5,6 +5,9 @@
 //   gpu-staging            a CUDA worker's timed requests hold the calls
 //                          alone, the copies in requests of their own
 //                          (WorkerExecutor::time)
+//   gpu-staging-time       a staged round's upload and download beyond what
+//                          its copies may take count as the calls' time
+//                          (timing_witness.h)
 //   device-memory-verdict  a CUDA worker's device memory beyond its claim
 //                          is understated_memory (CaseContext)
 #pragma once

@@ -12,7 +12,9 @@
 #include <memory>
 #include <vector>
 
+#include "harness/core/stats.h"
 #include "harness/runner/worker_executor.h"
+#include "harness/witness/timing_witness.h"
 #include "support/test_support.h"
 
 namespace harness {
@@ -41,15 +43,45 @@ TimedSets softmax_sets() {
   return t;
 }
 
-protocol::TimeReply time_softmax(bool stage_copies, TimedSets& t, int& rounds) {
-  const SubmissionRecord* fast = nullptr;
-  for (const SubmissionRecord& r : testing::project_catalog().records()) {
-    if (r.challenge == "softmax_topk" && r.name == "cpu-fast") fast = &r;
+const SubmissionRecord* softmax_record(const Catalog& catalog, const std::string& name) {
+  for (const SubmissionRecord& r : catalog.records()) {
+    if (r.challenge == "softmax_topk" && r.name == name && !r.library.empty()) return &r;
   }
-  EXPECT_NE(fast, nullptr);
-  if (fast == nullptr || fast->library.empty()) return {};
+  ADD_FAILURE() << "no built softmax_topk submission named " << name;
+  return nullptr;
+}
+
+// The last round's answers are in the harness's tensors: each row's top
+// index is a logit no other of the row exceeds.
+void expect_last_round_answered(const TimedSets& t) {
+  for (const auto& set : t.sets) {
+    const float* x = set[0].tensor->as<float>();
+    const int32_t* top = set[2].tensor->as<int32_t>();
+    for (int64_t row = 0; row < 64; ++row) {
+      const float* xr = x + row * 4096;
+      ASSERT_GE(top[row * 8], 0);
+      ASSERT_LT(top[row * 8], 4096);
+      EXPECT_EQ(xr[top[row * 8]], *std::max_element(xr, xr + 4096)) << "row " << row;
+    }
+  }
+}
+
+// The witness's judgement of a staged timing of softmax_sets(), with the
+// allowances CaseContext states for a staged worker on the CPU.
+WitnessJudgement judge_staged(const protocol::TimeReply& reply) {
+  const double all_sets_bytes = 2.0 * (64 * 4096 + 64 * 8 + 64 * 8) * 4.0;
+  WitnessAllowances allowances;
+  allowances.per_call_ns = 10e3;
+  allowances.per_request_ns = witness_per_request_ns("cpu", true);
+  allowances.max_staging_per_request_ns = witness_max_staging_ns("cpu", all_sets_bytes);
+  return judge_timing(reply.witnessed, median(reply.device_ns), allowances);
+}
+
+protocol::TimeReply time_softmax(bool stage_copies, TimedSets& t, int& rounds,
+                                 const SubmissionRecord* submission = softmax_record(testing::project_catalog(), "cpu-fast")) {
+  if (submission == nullptr) return {};
   testing::TempFolder folder;
-  WorkerTarget target = testing::cpu_worker_target("softmax_topk", fast->library, folder.path("worker.log"));
+  WorkerTarget target = testing::cpu_worker_target("softmax_topk", submission->library, folder.path("worker.log"));
   target.stage_copies = stage_copies;
   WorkerExecutor executor(target);
   protocol::TimingPolicy policy;
@@ -84,19 +116,49 @@ TEST(StagedTiming, AStagedWorkerTimesTheSameCallsWithTheCopiesInRequestsOfTheirO
     }
     EXPECT_EQ(reply.device_ns.size(), timed);
     EXPECT_GE(timed, 6u);
-    // The last round's answers are in the harness's tensors: each row's
-    // top index is a logit no other of the row exceeds.
-    for (const auto& set : t.sets) {
-      const float* x = set[0].tensor->as<float>();
-      const int32_t* top = set[2].tensor->as<int32_t>();
-      for (int64_t row = 0; row < 64; ++row) {
-        const float* xr = x + row * 4096;
-        ASSERT_GE(top[row * 8], 0);
-        ASSERT_LT(top[row * 8], 4096);
-        EXPECT_EQ(xr[top[row * 8]], *std::max_element(xr, xr + 4096)) << "row " << row;
-      }
+    if (staged) {
+      // Its staging (two messages a round) stands beside its claim.
+      const WitnessJudgement j = judge_staged(reply);
+      EXPECT_FALSE(j.contradicted) << j.message;
     }
+    expect_last_round_answered(t);
   }
+}
+
+// Work hidden in the download after each staged timed request
+// (tests/fixtures/softmax_topk/work-in-staging: every call's work, and 10 ms
+// more, done while the download request waits) is counted as the calls'
+// time, beyond what the round's copies may take: the claim of calls that
+// return at once is contradicted. Without that judgement
+// (HARNESS_WITNESS_DISABLE=gpu-staging-time) the same timing stands, scored
+// at its claim, with right answers.
+TEST(StagedTiming, WorkHiddenInTheDownloadAfterATimedRequestCountsAsTheCalls) {
+  const SubmissionRecord* hiding = softmax_record(testing::fixture_catalog(), "fixture-work-in-staging");
+  ASSERT_NE(hiding, nullptr);
+  TimedSets t = softmax_sets();
+  int rounds = 0;
+  const protocol::TimeReply reply = time_softmax(true, t, rounds, hiding);
+  ASSERT_EQ(reply.status, 0) << reply.message;
+  ASSERT_TRUE(reply.staged);
+  expect_last_round_answered(t);
+  // Each round's staging held the 10 ms; each timed request, none of it.
+  ASSERT_FALSE(reply.witnessed.empty());
+  for (const auto& r : reply.witnessed) {
+    EXPECT_GT(r.staging_ns, 10e6);
+    EXPECT_LT(r.ns, 10e6);
+  }
+  const WitnessJudgement judged = judge_staged(reply);
+  EXPECT_TRUE(judged.contradicted) << judged.message;
+  EXPECT_NE(judged.message.find("uploads and downloads beyond what their copies may take"), std::string::npos)
+      << judged.message;
+  EXPECT_GT(judged.staging_counted_ns, 8e6 * static_cast<double>(reply.witnessed.size()));
+
+  testing::ScopedEnv off("HARNESS_WITNESS_DISABLE", "gpu-staging-time");
+  const WitnessJudgement through = judge_staged(reply);
+  EXPECT_FALSE(through.contradicted) << through.message;
+  EXPECT_EQ(through.staging_counted_ns, 0.0);
+  EXPECT_EQ(through.median_used_ns, median(reply.device_ns));
+  EXPECT_LT(through.median_used_ns, 1e6);  // calls that did nothing, scored as such
 }
 
 }  // namespace

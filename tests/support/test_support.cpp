@@ -51,6 +51,19 @@ TempFolder::~TempFolder() {
 
 std::string TempFolder::path(const std::string& name) const { return root_ + "/" + name; }
 
+ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
+  if (const char* was = std::getenv(name)) before_ = was;
+  ::setenv(name, value, 1);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (before_) {
+    ::setenv(name_.c_str(), before_->c_str(), 1);
+  } else {
+    ::unsetenv(name_.c_str());
+  }
+}
+
 const Catalog& fixture_catalog() {
   static const Catalog catalog = Catalog::load(HARNESS_FIXTURE_INDEX);
   return catalog;

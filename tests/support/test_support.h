@@ -2,6 +2,7 @@
 // library, temporary folders.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,20 @@ class TempFolder {
 
  private:
   std::string root_;
+};
+
+// Sets an environment variable of this process for a scope, and restores
+// what it was (or its absence) after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> before_;
 };
 
 // The catalogue of the test fixtures (tests/fixtures).

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "harness/memory/shared_buffer.h"
@@ -162,6 +163,36 @@ TEST(TimingWitness, CopiesClaimedByACpuWorkerAreAllowedNothing) {
   const WitnessJudgement hidden = judge_timing(requests, 13.5e6, allowances);
   EXPECT_FALSE(hidden.contradicted) << hidden.message;
   EXPECT_EQ(hidden.median_used_ns, 13.5e6);
+}
+
+// Staged rounds of cuda-naive kv_cache's perf.decode.l1.h32x8.d128.b64.t2048
+// on an H100 (reports/gpu-h100/results.json): 30 rounds of two calls with a
+// median of 2.77 ms, 6.06 ms per timed request, 1.71 ms per round of upload
+// and download for two sets of 2.1 MB. The same calls done in the download
+// (a kernel ten times slower, 27.7 ms a round, while each timed request
+// claims two calls of 0.1 ms that did nothing) are counted as the calls'.
+TEST(TimingWitness, StagingBeyondWhatTheCopiesMayTakeCountsAsTheCalls) {
+  const double all_sets_bytes = 2 * 2.1e6;
+  WitnessAllowances allowances{10e3, witness_per_request_ns("cuda", true), 0};
+  allowances.max_staging_per_request_ns = witness_max_staging_ns("cuda", all_sets_bytes);
+  EXPECT_NEAR(allowances.max_staging_per_request_ns, 10.4e6, 1e3);
+  const std::vector<WitnessedRequest> honest(30, WitnessedRequest{6.06e6, 0, 2, 2 * 2.77e6, 0, 1.71e6});
+  const WitnessJudgement stands = judge_timing(honest, 2.77e6, allowances);
+  EXPECT_FALSE(stands.contradicted) << stands.message;
+  EXPECT_EQ(stands.staging_counted_ns, 0.0);
+  EXPECT_EQ(stands.median_used_ns, 2.77e6);
+
+  const std::vector<WitnessedRequest> hidden(30, WitnessedRequest{0.5e6, 0, 2, 2 * 0.1e6, 0, 1.71e6 + 27.7e6});
+  const WitnessJudgement caught = judge_timing(hidden, 0.1e6, allowances);
+  EXPECT_TRUE(caught.contradicted) << caught.message;
+  EXPECT_NEAR(caught.staging_counted_ns, 30 * (1.71e6 + 27.7e6 - 10.4e6), 1e5);
+  EXPECT_GT(caught.floor_ns, 4e6);
+
+  // Without the judgement the requests alone stand beside the claim.
+  allowances.max_staging_per_request_ns = std::numeric_limits<double>::infinity();
+  const WitnessJudgement through = judge_timing(hidden, 0.1e6, allowances);
+  EXPECT_FALSE(through.contradicted) << through.message;
+  EXPECT_EQ(through.median_used_ns, 0.1e6);
 }
 
 // cpu-hidden-xhat-shared keeps its hidden store in a shared mapping: not
