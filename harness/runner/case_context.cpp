@@ -199,14 +199,15 @@ CaseContext::MemoryBaseline CaseContext::memory_baseline() {
   return baseline;
 }
 
-void CaseContext::witness_device_memory(const std::string& what, int64_t claimed, const MemoryBaseline& baseline) {
-  if (!baseline.device) return;
+int64_t CaseContext::witness_device_memory(const std::string& what, int64_t claimed, int64_t may_hold,
+                                           const MemoryBaseline& baseline) {
+  if (!baseline.device) return 0;
   const DeviceMemoryReading now = executor_.device_memory();
   if (!now.bytes) {
     result_.metrics["device_memory_witness"] = "none: " + now.why_not;
-    return;
+    return 0;
   }
-  const MemoryJudgement j = judge_device_memory(claimed, *baseline.device, *now.bytes, now.harness_tensors);
+  const MemoryJudgement j = judge_device_memory(may_hold, *baseline.device, *now.bytes, now.harness_tensors);
   auto& witnessed = result_.metrics["witnessed_device_memory_bytes"];
   if (!witnessed.is_number() || witnessed.get<int64_t>() < j.witnessed) {
     witnessed = j.witnessed;
@@ -217,19 +218,23 @@ void CaseContext::witness_device_memory(const std::string& what, int64_t claimed
   if (j.understated && !witness_part_disabled("device-memory-verdict")) {
     fail(Verdict::understated_memory, fmt::format("{}: {}", what, j.message));
   }
+  // What the score may take the claim as at least: the growth less what the
+  // contract lets a GPU hold beyond the claim and the device's allowance.
+  return std::max<int64_t>(0, j.witnessed - (may_hold - claimed) - kDeviceMemoryAllowanceBytes);
 }
 
 int64_t CaseContext::witness_memory(const std::string& what, int64_t claimed, const MemoryBaseline& baseline,
                                     int64_t device_claimed) {
-  witness_device_memory(what, device_claimed < 0 ? claimed : device_claimed, baseline);
-  if (!baseline.resident) return 0;
+  const int64_t device_floor =
+      witness_device_memory(what, claimed, std::max(claimed, device_claimed), baseline);
+  if (!baseline.resident) return device_floor;
   const std::optional<int64_t> now = executor_.resident_bytes();
-  if (!now) return 0;
+  if (!now) return device_floor;
   const MemoryJudgement j = judge_memory(claimed, *baseline.resident, *now);
   auto& witnessed = result_.metrics["witnessed_memory_bytes"];
   if (!witnessed.is_number() || witnessed.get<int64_t>() < j.witnessed) witnessed = j.witnessed;
   if (j.understated) fail(Verdict::understated_memory, fmt::format("{}: {}", what, j.message));
-  return std::max<int64_t>(0, j.witnessed - kMemoryAllowanceBytes);
+  return std::max({device_floor, int64_t{0}, j.witnessed - kMemoryAllowanceBytes});
 }
 
 double CaseContext::time_poisoning(const std::vector<Binding>& set) const {

@@ -112,7 +112,9 @@ class CaseContext {
   // tensors is reported beside the claim (metrics
   // witnessed_device_memory_bytes, or device_memory_witness saying why there
   // is none) and judged the same way with the device's own allowance
-  // (judge_device_memory).
+  // (judge_device_memory); the growth less that allowance, and less what the
+  // contract lets a GPU hold beyond the claim, is returned. Where both
+  // witnesses read, the larger figure is returned.
   struct MemoryBaseline {
     std::optional<int64_t> resident;
     std::optional<int64_t> device;
@@ -132,7 +134,10 @@ class CaseContext {
     const SharedTensor* tensor;
     std::vector<unsigned char> bytes;
   };
-  void witness_device_memory(const std::string& what, int64_t claimed, const MemoryBaseline& baseline);
+  // Judges the device's growth against `may_hold`; returns what a memory
+  // score may take `claimed` as at least (0 without a reading).
+  int64_t witness_device_memory(const std::string& what, int64_t claimed, int64_t may_hold,
+                                const MemoryBaseline& baseline);
   Rng& secret();  // seeded from the system's entropy on first use
   // Guard bands filled, outputs poisoned.
   void guard_and_poison(const std::vector<Binding>& bindings);

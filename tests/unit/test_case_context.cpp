@@ -14,6 +14,7 @@
 #include "harness/core/rng.h"
 #include "harness/runner/case_context.h"
 #include "harness/runner/stateless_driver.h"
+#include "harness/witness/device_memory.h"
 #include "harness/witness/timing_witness.h"
 #include "harness_abi.h"
 
@@ -58,6 +59,14 @@ class FakeExecutor : public Executor {
   void release(const SharedTensor&) override {}
   std::string drain_output(size_t) override { return ""; }
   std::string device_clock() const override { return "cpu-monotonic"; }
+
+  // The driver's readings of a GPU worker, one per call, the last repeated.
+  std::vector<DeviceMemoryReading> device_readings;
+  size_t next_reading = 0;
+  DeviceMemoryReading device_memory() override {
+    if (device_readings.empty()) return Executor::device_memory();
+    return device_readings[std::min(next_reading++, device_readings.size() - 1)];
+  }
 };
 
 // The op under test doubles its input: y = 2x.
@@ -762,6 +771,36 @@ TEST(StatelessDriver, APerfCaseMustRefreshOnlyWhatNoEarlierOpRead) {
   } catch (const HarnessError& e) {
     EXPECT_NE(std::string(e.what()).find("read by save"), std::string::npos) << e.what();
   }
+}
+
+// A GPU worker's memory score takes its claim as at least what the driver
+// saw it grow by, less the device's allowance (64 MiB) and less what its
+// contract lets a GPU hold beyond the claim.
+TEST(CaseContext, AGpuMemoryScoreTakesTheClaimAsAtLeastTheDevicesGrowthBeyondItsAllowances) {
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  Fixture f;
+  f.device.id = "cuda:0";
+  f.device.kind = "cuda";
+  // A claim of 1 GiB, 1178 MiB grown: within the verdict's 1.1x + 64 MiB,
+  // so it passes, but scores as what it holds beyond the allowance.
+  f.executor.device_readings = {{600 * kMiB, "", 0}, {(600 + 1178) * kMiB, "", 0}};
+  CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result);
+  const CaseContext::MemoryBaseline baseline = ctx.memory_baseline();
+  EXPECT_EQ(ctx.witness_memory("after the call", 1024 * kMiB, baseline), (1178 - 64) * kMiB);
+  EXPECT_EQ(f.result.metrics["witnessed_device_memory_bytes"], 1178 * kMiB);
+
+  // A kv_cache's pool allocated up front within its budget (1 GiB, with an
+  // attend's 76 MiB of scores) while 100 MiB of it is in use is what its
+  // contract allows: the score keeps its claim (36 MiB < 100 MiB).
+  f.executor.device_readings = {{600 * kMiB, "", 0}, {(600 + 1100) * kMiB, "", 0}};
+  f.executor.next_reading = 0;
+  const CaseContext::MemoryBaseline pool_baseline = ctx.memory_baseline();
+  EXPECT_EQ(ctx.witness_memory("after an append", 100 * kMiB, pool_baseline, 1100 * kMiB), 36 * kMiB);
+
+  // Without a reading there is nothing to take it as.
+  f.executor.device_readings = {{std::nullopt, "no driver", 0}};
+  f.executor.next_reading = 0;
+  EXPECT_EQ(ctx.witness_memory("after the call", 1024 * kMiB, ctx.memory_baseline()), 0);
 }
 
 TEST(StatelessDriver, MetricsKeepTheWorstValue) {
