@@ -14,6 +14,7 @@
 
 #include "harness/ipc/protocol.h"
 #include "harness/memory/shared_tensor.h"
+#include "harness/runner/verdict.h"
 #include "harness/witness/device_memory.h"
 
 namespace harness {
@@ -64,6 +65,14 @@ class Executor {
   // carries over from an earlier case, and the memory witness counts from
   // before the library loaded (resident_before_load).
   virtual void begin_case() {}
+  // Called as each case ends, with its verdict. A worker kept across cases
+  // (a CUDA worker, a process submission) stops after a case that did not
+  // pass, so the next case starts in a fresh one: what the failed case left
+  // (a pool allocated before a step that failed, state half updated) would
+  // otherwise sit behind the next case's memory baseline, and could change
+  // the next case's verdict in a way its printed command, run alone, does
+  // not reproduce.
+  virtual void end_case(Verdict) {}
   // What the submission's worker holds on its GPU now, read by the harness
   // from the driver (harness/witness/device_memory.h); no reading, and why,
   // where there is none.

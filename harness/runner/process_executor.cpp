@@ -77,14 +77,25 @@ ProcessExecutor::ProcessExecutor(ProcessTarget target) : target_(std::move(targe
   std::filesystem::create_directories(staging_folder(target_));
 }
 
-ProcessExecutor::~ProcessExecutor() {
+void ProcessExecutor::stop() {
   if (process_) {
     try {
       channel_->send(json{{"type", "exit"}});
       if (!process_->wait_exit(2.0)) process_->kill_and_reap();
     } catch (...) {
+      // The destructor of WorkerProcess kills whatever is left.
     }
   }
+  process_.reset();
+  channel_.reset();
+}
+
+void ProcessExecutor::end_case(Verdict verdict) {
+  if (verdict != Verdict::pass) stop();
+}
+
+ProcessExecutor::~ProcessExecutor() {
+  stop();
   std::error_code ignored;
   std::filesystem::remove_all(target_.scratch, ignored);
   std::filesystem::remove_all(staging_folder(target_), ignored);

@@ -53,9 +53,12 @@ class ProcessExecutor : public Executor {
   // after asking the process to give freed memory back where it offers to;
   // starts the process if none runs.
   std::optional<int64_t> resident_bytes() override;
+  void end_case(Verdict verdict) override;
 
  private:
   void ensure_started();
+  // Asks the process to exit, and kills it if it does not within 2 s.
+  void stop();
   // Sends a request and returns the process's reply (a JSON object);
   // anything else ends the case.
   nlohmann::json exchange(const nlohmann::json& request, double timeout_s, const std::string& what);

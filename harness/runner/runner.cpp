@@ -131,6 +131,7 @@ void run_one_case(const RunSettings& settings, const PlannedEntry& entry, const 
   // Both may hold the submission's bytes; the results must stay valid JSON.
   result.message = sanitized_utf8(result.message);
   result.worker_output = sanitized_utf8(executor.drain_output(kWorkerOutputKept));
+  executor.end_case(result.verdict);
   result.seconds = static_cast<double>(monotonic_ns() - start) / 1e9;
 }
 

@@ -66,6 +66,10 @@ void WorkerExecutor::begin_case() {
   if (target_.device_kind == "cpu") stop();
 }
 
+void WorkerExecutor::end_case(Verdict verdict) {
+  if (verdict != Verdict::pass) stop();
+}
+
 std::string WorkerExecutor::device_clock() const {
   return target_.device_kind == "cuda" ? "cuda-events" : "cpu-monotonic";
 }

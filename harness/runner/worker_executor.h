@@ -51,8 +51,10 @@ class WorkerExecutor : public Executor {
   std::optional<int64_t> resident_before_load() override;
   // A CPU worker stops: the next request starts a fresh one. A CUDA worker
   // is kept, since a new CUDA context per case costs far more than a
-  // process and its host memory is not witnessed.
+  // process and its host memory is not witnessed, until a case does not
+  // pass (end_case).
   void begin_case() override;
+  void end_case(Verdict verdict) override;
   DeviceMemoryReading device_memory() override;
 
   // Number of worker processes started so far (tests check restarts).

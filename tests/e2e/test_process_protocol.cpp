@@ -28,6 +28,30 @@ CaseResult run_mode(const std::string& mode, double timeout_s = 20) {
   return testing::case_of(testing::entry_of(r, "fixture-process-misbehaving"), kCase);
 }
 
+// A process is kept across cases until one does not pass; the next case
+// then starts a fresh one (Executor::end_case). The fixture says on stderr
+// when it starts, and each case keeps what was printed during it.
+TEST(ProcessProtocol, ACaseThatFailsEndsTheProcessAndTheNextCaseStartsAFreshOne) {
+  REQUIRE_NUMPY();
+  const std::vector<std::string> cases = {"correctness.normal.r64.v1024.k2", "correctness.normal.r64.v1024.k5",
+                                          "correctness.normal.r64.v1024.k10"};
+  ::setenv("HARNESS_FIXTURE_MODE", "error-when-k5", 1);
+  const RunResults r = testing::run_softmax_cases("fixture-process-misbehaving", cases, testing::fixture_catalog());
+  ::unsetenv("HARNESS_FIXTURE_MODE");
+  const EntryResult& entry = testing::entry_of(r, "fixture-process-misbehaving");
+  auto started_during = [&](const std::string& id) {
+    return testing::case_of(entry, id).worker_output.find("fixture process") != std::string::npos;
+  };
+  EXPECT_EQ(testing::case_of(entry, cases[0]).verdict, Verdict::pass);
+  EXPECT_TRUE(started_during(cases[0]));
+  const CaseResult& failed = testing::case_of(entry, cases[1]);
+  EXPECT_EQ(failed.verdict, Verdict::error);
+  EXPECT_NE(failed.message.find("k=5 left me in a bad state"), std::string::npos) << failed.message;
+  EXPECT_FALSE(started_during(cases[1])) << "a passing case ended the process";
+  EXPECT_EQ(testing::case_of(entry, cases[2]).verdict, Verdict::pass);
+  EXPECT_TRUE(started_during(cases[2])) << "the case after a failure ran in the process the failure left";
+}
+
 TEST(ProcessProtocol, AWellBehavedClientPasses) {
   REQUIRE_NUMPY();
   const CaseResult c = run_mode("ok");
