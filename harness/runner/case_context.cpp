@@ -230,6 +230,16 @@ int64_t CaseContext::witness_memory(const std::string& what, int64_t claimed, co
   if (!baseline.resident) return device_floor;
   const std::optional<int64_t> now = executor_.resident_bytes();
   if (!now) return device_floor;
+  if (device_.kind == "cuda") {
+    // A GPU worker's host memory: its runtime's own (modules loaded on a
+    // kernel's first launch, pinned staging) beside whatever a submission
+    // keeps there. Recorded so that a GPU's figures can set the allowance
+    // a judgement needs; neither judged nor scored until then.
+    auto& host = result_.metrics["witnessed_host_memory_bytes"];
+    const int64_t growth = *now - *baseline.resident;
+    if (!host.is_number() || host.get<int64_t>() < growth) host = growth;
+    return device_floor;
+  }
   const MemoryJudgement j = judge_memory(claimed, *baseline.resident, *now);
   auto& witnessed = result_.metrics["witnessed_memory_bytes"];
   if (!witnessed.is_number() || witnessed.get<int64_t>() < j.witnessed) witnessed = j.witnessed;

@@ -113,8 +113,8 @@ class CaseContext {
   // witnessed_device_memory_bytes, or device_memory_witness saying why there
   // is none) and judged the same way with the device's own allowance
   // (judge_device_memory); the growth less that allowance, and less what the
-  // contract lets a GPU hold beyond the claim, is returned. Where both
-  // witnesses read, the larger figure is returned.
+  // contract lets a GPU hold beyond the claim, is returned. A GPU worker's
+  // host memory is recorded (witnessed_host_memory_bytes), not judged.
   struct MemoryBaseline {
     std::optional<int64_t> resident;
     std::optional<int64_t> device;

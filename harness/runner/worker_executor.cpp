@@ -75,7 +75,7 @@ std::string WorkerExecutor::device_clock() const {
 }
 
 std::optional<int64_t> WorkerExecutor::resident_bytes() {
-  if (target_.device_kind != "cpu" || !memory_witness_meaningful()) return std::nullopt;
+  if (!memory_witness_meaningful()) return std::nullopt;
   // The request starts a worker if none runs (one per case).
   request(json{{"type", "trim"}}, -1, kSmallRequestTimeoutSeconds, "returning freed memory before a memory reading");
   std::set<uint64_t> tensors;

@@ -44,9 +44,9 @@ class WorkerExecutor : public Executor {
   void release(const SharedTensor& tensor) override;
   std::string drain_output(size_t max_bytes) override;
   std::string device_clock() const override;
-  // What the CPU worker holds of its own (resident_private_bytes), starting
-  // one if none runs; nullopt for a CUDA worker, whose memory of interest
-  // is on the device.
+  // What the worker holds of its own in host memory
+  // (resident_private_bytes), starting one if none runs. A CUDA worker's is
+  // recorded, not judged (CaseContext::witness_memory).
   std::optional<int64_t> resident_bytes() override;
   std::optional<int64_t> resident_before_load() override;
   // A CPU worker stops: the next request starts a fresh one. A CUDA worker

@@ -60,6 +60,15 @@ class FakeExecutor : public Executor {
   std::string drain_output(size_t) override { return ""; }
   std::string device_clock() const override { return "cpu-monotonic"; }
 
+  // The harness's readings of the worker's host memory, one per call, the
+  // last repeated; none when empty.
+  std::vector<int64_t> resident_readings;
+  size_t next_resident = 0;
+  std::optional<int64_t> resident_bytes() override {
+    if (resident_readings.empty()) return std::nullopt;
+    return resident_readings[std::min(next_resident++, resident_readings.size() - 1)];
+  }
+
   // The driver's readings of a GPU worker, one per call, the last repeated.
   std::vector<DeviceMemoryReading> device_readings;
   size_t next_reading = 0;
@@ -801,6 +810,28 @@ TEST(CaseContext, AGpuMemoryScoreTakesTheClaimAsAtLeastTheDevicesGrowthBeyondIts
   f.executor.device_readings = {{std::nullopt, "no driver", 0}};
   f.executor.next_reading = 0;
   EXPECT_EQ(ctx.witness_memory("after the call", 1024 * kMiB, ctx.memory_baseline()), 0);
+}
+
+// A GPU worker's host memory is recorded, neither judged nor scored: the
+// CUDA runtime's share of it has no measured allowance yet. The same growth
+// in a CPU worker is understated_memory.
+TEST(CaseContext, AGpuWorkersHostMemoryIsRecordedNotJudged) {
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  Fixture gpu;
+  gpu.device.id = "cuda:0";
+  gpu.device.kind = "cuda";
+  gpu.executor.resident_readings = {300 * kMiB, 800 * kMiB};
+  gpu.executor.device_readings = {{600 * kMiB, "", 0}};
+  CaseContext ctx(gpu.spec, gpu.settings, gpu.executor, gpu.device, gpu.result);
+  EXPECT_EQ(ctx.witness_memory("after forward", 16 * 1024, ctx.memory_baseline()), 0);
+  EXPECT_EQ(gpu.result.metrics["witnessed_host_memory_bytes"], 500 * kMiB);
+  EXPECT_FALSE(gpu.result.metrics.contains("witnessed_memory_bytes"));
+
+  Fixture cpu;
+  cpu.executor.resident_readings = {300 * kMiB, 800 * kMiB};
+  CaseContext cpu_ctx(cpu.spec, cpu.settings, cpu.executor, cpu.device, cpu.result);
+  EXPECT_EQ(verdict_of([&] { cpu_ctx.witness_memory("after forward", 16 * 1024, cpu_ctx.memory_baseline()); }).verdict(),
+            Verdict::understated_memory);
 }
 
 TEST(StatelessDriver, MetricsKeepTheWorstValue) {
