@@ -25,4 +25,9 @@ std::vector<std::string> switched_off_parts(const char* variable, const std::vec
   return parts;
 }
 
+bool part_switched_off(const char* variable, const std::vector<std::string>& names, const std::string& part) {
+  const auto parts = switched_off_parts(variable, names);
+  return std::find(parts.begin(), parts.end(), part) != parts.end();
+}
+
 }  // namespace harness

@@ -13,5 +13,7 @@ namespace harness {
 // that is not among `names` is a UsageError: a misspelt part would leave the
 // defence on while the test believes it off.
 std::vector<std::string> switched_off_parts(const char* variable, const std::vector<std::string>& names);
+// Whether `part` is among them.
+bool part_switched_off(const char* variable, const std::vector<std::string>& names, const std::string& part);
 
 }  // namespace harness

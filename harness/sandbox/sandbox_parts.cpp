@@ -1,7 +1,5 @@
 #include "harness/sandbox/sandbox_parts.h"
 
-#include <algorithm>
-
 #include "harness/core/switched_off.h"
 
 namespace harness {
@@ -16,8 +14,7 @@ std::vector<std::string> disabled_sandbox_parts() {
 }
 
 bool sandbox_part_disabled(const std::string& part) {
-  const auto parts = disabled_sandbox_parts();
-  return std::find(parts.begin(), parts.end(), part) != parts.end();
+  return part_switched_off("HARNESS_SANDBOX_DISABLE", sandbox_part_names(), part);
 }
 
 }  // namespace harness
