@@ -1,9 +1,12 @@
 // The witnesses on a GPU: timed requests that hold the calls alone (the
-// copies of their sets in requests of their own), and the device memory a
-// worker holds beyond its claim judged. Each is shown to be what stops its
+// copies of their sets in requests of their own, whose time beyond what
+// the copies may take counts as the calls'), and the device memory a worker
+// holds beyond its claim judged. Each is shown to be what stops its
 // exploit by switching it off (HARNESS_WITNESS_DISABLE). Without a GPU these
 // tests skip and say why.
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 #include <cstdio>
 
@@ -65,27 +68,46 @@ TEST(GpuWitness, TimedRequestsHoldTheCallsAloneWithinTheAllowanceOfARequest) {
   EXPECT_GT(unstaged.beyond_calls_per_request_ns, witness_per_request_ns("cuda", true));
 }
 
+// The verdict of one case of an exploit on the GPU, with `environment`;
+// prints it with its message and the witnesses' figures.
+Verdict verdict_on_gpu(const std::string& challenge, const std::string& submission, const std::string& case_id,
+                       const std::string& environment) {
+  testing::TempFolder tmp;
+  const std::string out = tmp.path("exploit.json");
+  testing::run_cli(fmt::format("run {} -s {} --device cuda --case {} --seed 1 -o {}", challenge, submission, case_id, out),
+                   environment);
+  const RunResults results = load_results(out);
+  const CaseResult& c = testing::case_of(testing::entry_of(results, submission), case_id);
+  const nlohmann::json as_json = to_json(c);
+  nlohmann::json witness;
+  if (as_json.contains("timing") && as_json["timing"].is_object()) witness = as_json["timing"].value("witness", nlohmann::json());
+  std::printf("%s %s: %s %s (witnessed device memory %s; timing witness %s)\n", submission.c_str(),
+              environment.empty() ? "default" : environment.c_str(), std::string(verdict_name(c.verdict)).c_str(),
+              c.message.c_str(), c.metrics.value("witnessed_device_memory_bytes", nlohmann::json()).dump().c_str(),
+              witness.dump().c_str());
+  return c.verdict;
+}
+
 // cuda-hidden-input-store keeps a copy of every forward's input (134 MB at
 // 2048 x 16384) outside the two floats per row it declares.
 TEST(GpuWitness, AHiddenDeviceStoreIsUnderstatedMemoryAndGetsThroughWithoutTheVerdict) {
   REQUIRE_CUDA_DEVICE();
-  auto verdict_of = [](const std::string& environment) {
-    testing::TempFolder tmp;
-    const std::string out = tmp.path("store.json");
-    const auto r = testing::run_cli(
-        "run layernorm_backward -s cuda-hidden-input-store --device cuda --case perf.forward.normal.r2048.d16384 "
-        "--seed 1 -o " + out,
-        environment);
-    const RunResults results = load_results(out);
-    const CaseResult& c =
-        testing::case_of(testing::entry_of(results, "cuda-hidden-input-store"), "perf.forward.normal.r2048.d16384");
-    std::printf("%s: %s %s (witnessed %s)\n", environment.empty() ? "default" : environment.c_str(),
-                std::string(verdict_name(c.verdict)).c_str(), c.message.c_str(),
-                c.metrics.value("witnessed_device_memory_bytes", nlohmann::json()).dump().c_str());
-    return c.verdict;
+  const auto verdict_of = [](const std::string& environment) {
+    return verdict_on_gpu("layernorm_backward", "cuda-hidden-input-store", "perf.forward.normal.r2048.d16384", environment);
   };
   EXPECT_EQ(verdict_of(""), Verdict::understated_memory);
   EXPECT_EQ(verdict_of("HARNESS_WITNESS_DISABLE=device-memory-verdict"), Verdict::pass);
+}
+
+// cuda-work-in-download does each timed attend's work (and 20 ms more) while
+// the download after the timed request waits, and claims a fast kernel's time.
+TEST(GpuWitness, WorkHiddenInTheDownloadIsForgedTimingAndGetsThroughWithoutTheStagingJudged) {
+  REQUIRE_CUDA_DEVICE();
+  const auto verdict_of = [](const std::string& environment) {
+    return verdict_on_gpu("kv_cache", "cuda-work-in-download", "perf.decode.l1.h32x8.d128.b16.t4096", environment);
+  };
+  EXPECT_EQ(verdict_of(""), Verdict::forged_timing);
+  EXPECT_EQ(verdict_of("HARNESS_WITNESS_DISABLE=gpu-staging-time"), Verdict::pass);
 }
 
 }  // namespace

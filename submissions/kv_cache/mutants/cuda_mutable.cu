@@ -1,7 +1,8 @@
 // A plausible mid-level CUDA paged KV cache, the common source of the CUDA
 // mutants. Each mutant's submission.json defines one MUTANT_* macro that
 // switches on one realistic bug; with none defined the implementation is
-// correct (it is never shipped that way: cuda-fast and cuda-naive are).
+// correct (it is never shipped that way: cuda-fast and cuda-naive are). The
+// exploit cuda-work-in-download wraps it (EXPLOIT_WORK_IN_DOWNLOAD).
 //
 // Design: a device pool of blocks of kBlock tokens ([layers, 2, kBlock,
 // kv_heads, head_dim] fp32) allocated at create within the budget, block
@@ -21,6 +22,9 @@
 
 #include "../../common/cuda_support.h"
 #include "abi_support.h"
+#ifdef EXPLOIT_WORK_IN_DOWNLOAD
+#include "work_in_download.cuh"  // exploits/cuda-work-in-download
+#endif
 
 namespace {
 
@@ -286,7 +290,11 @@ harness_status create(const kv_cache_config& c, std::unique_ptr<kv_abi::Cache>* 
   std::unique_ptr<MutableCache> made(new MutableCache(c, blocks));
   const cudaError_t err = made->allocate();
   if (err != cudaSuccess) return cuda_fail("allocating the pool", err);
+#ifdef EXPLOIT_WORK_IN_DOWNLOAD
+  *cache = std::make_unique<work_in_download::Cache>(std::move(made));
+#else
   *cache = std::move(made);
+#endif
   return HARNESS_STATUS_OK;
 }
 
