@@ -1,5 +1,6 @@
 #include "harness/results/results_json.h"
 
+#include <cmath>
 #include <set>
 #include <tuple>
 
@@ -52,6 +53,9 @@ json to_json(const TimingResult& t) {
       j["witness"]["staged"] = true;
       j["witness"]["staging_ns"] = t.witness->staging_ns;
       j["witness"]["staging_counted_ns"] = t.witness->staging_counted_ns;
+      // Unlimited where HARNESS_WITNESS_DISABLE switched the judgement off,
+      // which JSON cannot hold: then absent.
+      if (std::isfinite(t.witness->staging_allowed_ns)) j["witness"]["staging_allowed_ns"] = t.witness->staging_allowed_ns;
     }
   }
   return j;
@@ -79,6 +83,7 @@ TimingResult timing_from_json(const json& j) {
     witness.staged = w.value("staged", false);
     witness.staging_ns = w.value("staging_ns", 0.0);
     witness.staging_counted_ns = w.value("staging_counted_ns", 0.0);
+    witness.staging_allowed_ns = w.value("staging_allowed_ns", 0.0);
     t.witness = witness;
   }
   return t;

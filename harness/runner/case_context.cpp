@@ -265,7 +265,8 @@ void CaseContext::judge_witness(const protocol::TimeReply& reply, double poison_
   const WitnessJudgement j = judge_timing(reply.witnessed, median(reply.device_ns), allowances);
   timing.witness = TimingResult::Witness{j.request_ns,        j.overhead_ns, j.claimed_ns,
                                          j.calls,             j.floor_ns,    reply.witnessed.size(),
-                                         reply.staged,        reply.staging_ns, j.staging_counted_ns};
+                                         reply.staged,        reply.staging_ns, j.staging_counted_ns,
+                                         allowances.max_staging_per_request_ns};
   if (j.contradicted) fail(Verdict::forged_timing, fmt::format("timed repetitions of {}: {}", op, j.message));
   if (!j.message.empty()) timing.note = j.message;
 }

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "harness/core/error.h"
 #include "harness/results/results_json.h"
 #include "harness/scoring/scoring.h"
@@ -53,7 +55,7 @@ RunResults sample() {
   t.samples_ns = {1, 2, 3};
   t.summary = summarize(t.samples_ns);
   t.sets = 2;
-  t.witness = TimingResult::Witness{10e6, 1e6, 8e6, 4, 1.5e6, 2, true, 3e6};
+  t.witness = TimingResult::Witness{10e6, 1e6, 8e6, 4, 1.5e6, 2, true, 3e6, 0.5e6, 2.5e6};
   c.timing = t;
   c.bandwidth = 5e9;
   c.peak_fraction = 0.5;
@@ -75,6 +77,12 @@ TEST(ResultsJson, RoundTripsEveryField) {
   EXPECT_EQ(back.entries[0].cases[0].timing->witness->requests, 2u);
   EXPECT_TRUE(back.entries[0].cases[0].timing->witness->staged);
   EXPECT_EQ(back.entries[0].cases[0].timing->witness->staging_ns, 3e6);
+  EXPECT_EQ(back.entries[0].cases[0].timing->witness->staging_counted_ns, 0.5e6);
+  EXPECT_EQ(back.entries[0].cases[0].timing->witness->staging_allowed_ns, 2.5e6);
+  // Unlimited (the judgement switched off) is left out, JSON having no infinity.
+  CaseResult unlimited = back.entries[0].cases[0];
+  unlimited.timing->witness->staging_allowed_ns = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(to_json(unlimited)["timing"]["witness"].contains("staging_allowed_ns"));
 }
 
 TEST(ResultsJson, UnusableInputIsAUsageErrorThatNamesTheProblem) {
