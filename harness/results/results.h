@@ -45,8 +45,9 @@ struct TimingResult {
                              // of their own (a GPU worker's), whose time is staging_ns
     double staging_ns = 0;
     double staging_counted_ns = 0;  // the part of staging_ns beyond what the copies may take, in request_ns
-    double staging_allowed_ns = 0;  // what one round's staging may take (witness_max_staging_ns; infinite when
-                                    // the judgement is switched off, and then not written)
+    // What one round's staging may take (witness_max_staging_ns); none where
+    // HARNESS_WITNESS_DISABLE switched the judgement off (unlimited).
+    std::optional<double> staging_allowed_ns = std::nullopt;
   };
   std::optional<Witness> witness;
   // The median the scores use: never below the witness's floor.

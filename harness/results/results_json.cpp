@@ -1,6 +1,5 @@
 #include "harness/results/results_json.h"
 
-#include <cmath>
 #include <set>
 #include <tuple>
 
@@ -53,9 +52,7 @@ json to_json(const TimingResult& t) {
       j["witness"]["staged"] = true;
       j["witness"]["staging_ns"] = t.witness->staging_ns;
       j["witness"]["staging_counted_ns"] = t.witness->staging_counted_ns;
-      // Unlimited where HARNESS_WITNESS_DISABLE switched the judgement off,
-      // which JSON cannot hold: then absent.
-      if (std::isfinite(t.witness->staging_allowed_ns)) j["witness"]["staging_allowed_ns"] = t.witness->staging_allowed_ns;
+      if (t.witness->staging_allowed_ns) j["witness"]["staging_allowed_ns"] = *t.witness->staging_allowed_ns;
     }
   }
   return j;
@@ -83,7 +80,7 @@ TimingResult timing_from_json(const json& j) {
     witness.staged = w.value("staged", false);
     witness.staging_ns = w.value("staging_ns", 0.0);
     witness.staging_counted_ns = w.value("staging_counted_ns", 0.0);
-    witness.staging_allowed_ns = w.value("staging_allowed_ns", 0.0);
+    if (w.contains("staging_allowed_ns")) witness.staging_allowed_ns = w.at("staging_allowed_ns").get<double>();
     t.witness = witness;
   }
   return t;

@@ -225,8 +225,8 @@ int64_t CaseContext::witness_device_memory(const std::string& what, int64_t clai
 
 int64_t CaseContext::witness_memory(const std::string& what, int64_t claimed, const MemoryBaseline& baseline,
                                     int64_t device_claimed) {
-  const int64_t device_floor =
-      witness_device_memory(what, claimed, std::max(claimed, device_claimed), baseline);
+  // Only a GPU worker has a device reading, and its host memory is not judged.
+  const int64_t device_floor = witness_device_memory(what, claimed, std::max(claimed, device_claimed), baseline);
   if (!baseline.resident) return device_floor;
   const std::optional<int64_t> now = executor_.resident_bytes();
   if (!now) return device_floor;
@@ -244,7 +244,7 @@ int64_t CaseContext::witness_memory(const std::string& what, int64_t claimed, co
   auto& witnessed = result_.metrics["witnessed_memory_bytes"];
   if (!witnessed.is_number() || witnessed.get<int64_t>() < j.witnessed) witnessed = j.witnessed;
   if (j.understated) fail(Verdict::understated_memory, fmt::format("{}: {}", what, j.message));
-  return std::max({device_floor, int64_t{0}, j.witnessed - kMemoryAllowanceBytes});
+  return std::max<int64_t>(0, j.witnessed - kMemoryAllowanceBytes);
 }
 
 double CaseContext::time_poisoning(const std::vector<Binding>& set) const {
@@ -265,8 +265,10 @@ void CaseContext::judge_witness(const protocol::TimeReply& reply, double poison_
   const WitnessJudgement j = judge_timing(reply.witnessed, median(reply.device_ns), allowances);
   timing.witness = TimingResult::Witness{j.request_ns,        j.overhead_ns, j.claimed_ns,
                                          j.calls,             j.floor_ns,    reply.witnessed.size(),
-                                         reply.staged,        reply.staging_ns, j.staging_counted_ns,
-                                         allowances.max_staging_per_request_ns};
+                                         reply.staged,        reply.staging_ns, j.staging_counted_ns};
+  if (reply.staged && std::isfinite(allowances.max_staging_per_request_ns)) {
+    timing.witness->staging_allowed_ns = allowances.max_staging_per_request_ns;
+  }
   if (j.contradicted) fail(Verdict::forged_timing, fmt::format("timed repetitions of {}: {}", op, j.message));
   if (!j.message.empty()) timing.note = j.message;
 }

@@ -50,9 +50,8 @@ class WorkerExecutor : public Executor {
   std::optional<int64_t> resident_bytes() override;
   std::optional<int64_t> resident_before_load() override;
   // A CPU worker stops: the next request starts a fresh one. A CUDA worker
-  // is kept, since a new CUDA context per case costs far more than a
-  // process and its host memory is not witnessed, until a case does not
-  // pass (end_case).
+  // is kept while cases pass (end_case), since a new CUDA context per case
+  // costs far more than a process.
   void begin_case() override;
   void end_case(Verdict verdict) override;
   DeviceMemoryReading device_memory() override;

@@ -27,28 +27,10 @@ namespace {
 
 using testing::case_of;
 using testing::entry_of;
+using testing::ScopedEnv;
 
 const std::string kCase = "correctness.normal.r64.v1024.k2";
 
-// Sets an environment variable for one scope; the workers inherit it.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // Runs one case of `submission` attacking in `mode`, with `disabled` parts
 // of the sandbox switched off.

@@ -46,9 +46,9 @@ WitnessFigures timed_softmax(const std::string& environment) {
   f.staging_counted_ns = w.staging_counted_ns;
   f.beyond_calls_per_request_ns = (w.request_ns - w.calls_ns) / static_cast<double>(w.requests);
   std::printf("%s: staged %d, %zu requests, %.3f ms beyond the calls per request, %.3f ms of staging (%.3f ms "
-              "allowed a round), %.3f ms of it counted\n",
+              "allowed a round, 0: unlimited), %.3f ms of it counted\n",
               environment.empty() ? "default" : environment.c_str(), f.staged ? 1 : 0, w.requests,
-              f.beyond_calls_per_request_ns / 1e6, f.staging_ns / 1e6, w.staging_allowed_ns / 1e6,
+              f.beyond_calls_per_request_ns / 1e6, f.staging_ns / 1e6, w.staging_allowed_ns.value_or(0) / 1e6,
               f.staging_counted_ns / 1e6);
   return f;
 }

@@ -51,9 +51,9 @@ TempFolder::~TempFolder() {
 
 std::string TempFolder::path(const std::string& name) const { return root_ + "/" + name; }
 
-ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
+ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) {
   if (const char* was = std::getenv(name)) before_ = was;
-  ::setenv(name, value, 1);
+  ::setenv(name, value.c_str(), 1);
 }
 
 ScopedEnv::~ScopedEnv() {

@@ -44,11 +44,11 @@ class TempFolder {
   std::string root_;
 };
 
-// Sets an environment variable of this process for a scope, and restores
-// what it was (or its absence) after.
+// Sets an environment variable of this process for a scope (the workers it
+// starts inherit it), and restores what it was (or its absence) after.
 class ScopedEnv {
  public:
-  ScopedEnv(const char* name, const char* value);
+  ScopedEnv(const char* name, const std::string& value);
   ~ScopedEnv();
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;

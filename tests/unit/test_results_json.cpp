@@ -1,7 +1,5 @@
 #include <gtest/gtest.h>
 
-#include <limits>
-
 #include "harness/core/error.h"
 #include "harness/results/results_json.h"
 #include "harness/scoring/scoring.h"
@@ -79,10 +77,14 @@ TEST(ResultsJson, RoundTripsEveryField) {
   EXPECT_EQ(back.entries[0].cases[0].timing->witness->staging_ns, 3e6);
   EXPECT_EQ(back.entries[0].cases[0].timing->witness->staging_counted_ns, 0.5e6);
   EXPECT_EQ(back.entries[0].cases[0].timing->witness->staging_allowed_ns, 2.5e6);
-  // Unlimited (the judgement switched off) is left out, JSON having no infinity.
+  // None (the judgement switched off) is left out, and read back as none.
   CaseResult unlimited = back.entries[0].cases[0];
-  unlimited.timing->witness->staging_allowed_ns = std::numeric_limits<double>::infinity();
-  EXPECT_FALSE(to_json(unlimited)["timing"]["witness"].contains("staging_allowed_ns"));
+  unlimited.timing->witness->staging_allowed_ns.reset();
+  const nlohmann::json written = to_json(unlimited);
+  EXPECT_FALSE(written["timing"]["witness"].contains("staging_allowed_ns"));
+  nlohmann::json without = first;
+  without["results"][0]["cases"][0]["timing"]["witness"].erase("staging_allowed_ns");
+  EXPECT_FALSE(results_from_json(without, "memory").entries[0].cases[0].timing->witness->staging_allowed_ns);
 }
 
 TEST(ResultsJson, UnusableInputIsAUsageErrorThatNamesTheProblem) {
