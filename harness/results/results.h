@@ -48,6 +48,10 @@ struct TimingResult {
     // What one round's staging may take (witness_max_staging_ns); none where
     // HARNESS_WITNESS_DISABLE switched the judgement off (unlimited).
     std::optional<double> staging_allowed_ns = std::nullopt;
+    // How many times its claim the median timed call's request took at
+    // least (WitnessJudgement::median_excess): over kWitnessMargin is
+    // forged_timing. Infinity is written as 1e300 (JSON has none).
+    double median_excess = 0;
   };
   std::optional<Witness> witness;
   // The median the scores use: never below the witness's floor.

@@ -266,6 +266,7 @@ void CaseContext::judge_witness(const protocol::TimeReply& reply, double poison_
   timing.witness = TimingResult::Witness{j.request_ns,        j.overhead_ns, j.claimed_ns,
                                          j.calls,             j.floor_ns,    reply.witnessed.size(),
                                          reply.staged,        reply.staging_ns, j.staging_counted_ns};
+  timing.witness->median_excess = j.median_excess;
   if (reply.staged && std::isfinite(allowances.max_staging_per_request_ns)) {
     timing.witness->staging_allowed_ns = allowances.max_staging_per_request_ns;
   }

@@ -28,19 +28,27 @@ double staging_counted(const protocol::WitnessedRequest& r, const WitnessAllowan
   return std::max(0.0, r.staging_ns - a.max_staging_per_request_ns);
 }
 
-// The median over timed calls of the time per call their request leaves,
-// over the margin: each timed call counts once, with its request's figure.
-double floor_of(const std::vector<protocol::WitnessedRequest>& requests, const WitnessAllowances& a,
-                size_t& timed_requests) {
+// What one request's clock leaves for its calls: its time, with its
+// round's staging beyond the allowance, less its stated overhead.
+double left_of(const protocol::WitnessedRequest& r, const WitnessAllowances& a) {
+  return std::max(0.0, r.ns + staging_counted(r, a) - overhead_of(r, a));
+}
+
+// The median over timed calls of a figure of their request: each timed
+// call counts once, with its request's figure.
+template <typename Figure>
+double median_over_timed_calls(const std::vector<protocol::WitnessedRequest>& requests, Figure figure) {
   std::vector<double> per_timed_call;
-  for (const auto& r : requests) {
-    if (r.timed_calls == 0) continue;
-    ++timed_requests;
-    const double left = std::max(0.0, r.ns + staging_counted(r, a) - overhead_of(r, a));
-    const double per_call = left / (static_cast<double>(r.warmup_calls + r.timed_calls) * kWitnessMargin);
-    per_timed_call.insert(per_timed_call.end(), r.timed_calls, per_call);
-  }
+  for (const auto& r : requests) per_timed_call.insert(per_timed_call.end(), r.timed_calls, figure(r));
   return per_timed_call.empty() ? 0.0 : median(std::move(per_timed_call));
+}
+
+// How many times its claim the calls of one request took at least: what
+// its clock left for them over what the worker claims they took.
+double excess_of(const protocol::WitnessedRequest& r, const WitnessAllowances& a) {
+  const double left = left_of(r, a);
+  if (left <= 0) return 0.0;
+  return r.claimed_ns > 0 ? left / r.claimed_ns : std::numeric_limits<double>::infinity();
 }
 
 }  // namespace
@@ -57,7 +65,11 @@ WitnessJudgement judge_timing(const std::vector<protocol::WitnessedRequest>& req
     j.overhead_ns += overhead_of(r, allowances);
   }
   j.left_for_calls_ns = std::max(0.0, j.request_ns - j.overhead_ns);
-  j.floor_ns = floor_of(requests, allowances, j.timed_requests);
+  for (const auto& r : requests) j.timed_requests += r.timed_calls > 0 ? 1 : 0;
+  j.floor_ns = median_over_timed_calls(requests, [&](const protocol::WitnessedRequest& r) {
+    return left_of(r, allowances) / (static_cast<double>(r.warmup_calls + r.timed_calls) * kWitnessMargin);
+  });
+  j.median_excess = median_over_timed_calls(requests, [&](const protocol::WitnessedRequest& r) { return excess_of(r, allowances); });
   j.median_used_ns = std::max(median_ns, j.floor_ns);
   if (j.claimed_ns > j.request_ns) {
     j.contradicted = true;
@@ -65,15 +77,16 @@ WitnessJudgement judge_timing(const std::vector<protocol::WitnessedRequest>& req
         "the worker claims {} calls took {:.3f} ms in all (median {:.1f} us), but the harness's clock saw the "
         "requests take {:.3f} ms: more time than passed",
         j.calls, j.claimed_ns / 1e6, median_ns / 1e3, j.request_ns / 1e6);
-  } else if (j.claimed_ns * kWitnessMargin < j.left_for_calls_ns) {
+  } else if (j.median_excess > kWitnessMargin) {
     j.contradicted = true;
     j.message = fmt::format(
         "the worker claims {} calls took {:.3f} ms in all (median {:.1f} us), but the harness's clock saw {} requests "
         "take {:.3f} ms, of which at most {:.3f} ms is overhead ({:.3f} ms per request, {:.1f} us per call, copies "
-        "as claimed up to {:.3f} ms per request): the calls took at least {:.3f} ms, over {:.1f}x the claim",
+        "as claimed up to {:.3f} ms per request): the calls took at least {:.3f} ms; in the median of its {} "
+        "requests of timed calls they took at least {:.1f}x the claim, over {:.1f}x",
         j.calls, j.claimed_ns / 1e6, median_ns / 1e3, requests.size(), j.request_ns / 1e6, j.overhead_ns / 1e6,
         allowances.per_request_ns / 1e6, allowances.per_call_ns / 1e3, allowances.max_setup_per_request_ns / 1e6,
-        j.left_for_calls_ns / 1e6, kWitnessMargin);
+        j.left_for_calls_ns / 1e6, j.timed_requests, j.median_excess, kWitnessMargin);
     if (j.staging_counted_ns > 0) {
       j.message += fmt::format(
           "; the requests' time includes {:.3f} ms of the rounds' uploads and downloads beyond what their copies "

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "harness/core/error.h"
 #include "harness/results/results_json.h"
 #include "harness/scoring/scoring.h"
@@ -53,7 +55,7 @@ RunResults sample() {
   t.samples_ns = {1, 2, 3};
   t.summary = summarize(t.samples_ns);
   t.sets = 2;
-  t.witness = TimingResult::Witness{10e6, 1e6, 8e6, 4, 1.5e6, 2, true, 3e6, 0.5e6, 2.5e6};
+  t.witness = TimingResult::Witness{10e6, 1e6, 8e6, 4, 1.5e6, 2, true, 3e6, 0.5e6, 2.5e6, 1.25};
   c.timing = t;
   c.bandwidth = 5e9;
   c.peak_fraction = 0.5;
@@ -77,6 +79,11 @@ TEST(ResultsJson, RoundTripsEveryField) {
   EXPECT_EQ(back.entries[0].cases[0].timing->witness->staging_ns, 3e6);
   EXPECT_EQ(back.entries[0].cases[0].timing->witness->staging_counted_ns, 0.5e6);
   EXPECT_EQ(back.entries[0].cases[0].timing->witness->staging_allowed_ns, 2.5e6);
+  EXPECT_EQ(back.entries[0].cases[0].timing->witness->median_excess, 1.25);
+  // A claim of nothing beside time seen: an infinite excess, written finite.
+  CaseResult claimed_nothing = back.entries[0].cases[0];
+  claimed_nothing.timing->witness->median_excess = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(to_json(claimed_nothing)["timing"]["witness"]["median_excess"], 1e300);
   // None (the judgement switched off) is left out, and read back as none.
   CaseResult unlimited = back.entries[0].cases[0];
   unlimited.timing->witness->staging_allowed_ns.reset();

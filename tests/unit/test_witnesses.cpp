@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "harness/core/stats.h"
 #include "harness/memory/shared_buffer.h"
 #include "harness/results/results.h"
 #include "harness/runner/case_context.h"
@@ -193,6 +194,67 @@ TEST(TimingWitness, StagingBeyondWhatTheCopiesMayTakeCountsAsTheCalls) {
   const WitnessJudgement through = judge_timing(hidden, 0.1e6, allowances);
   EXPECT_FALSE(through.contradicted) << through.message;
   EXPECT_EQ(through.median_used_ns, 0.1e6);
+}
+
+// Staged rounds of cuda-fast kv_cache's perf.decode.l1.h32x8.d128.b16.t4096
+// on an H100 (reports/gpu-h100/results.json): 75 rounds of two calls,
+// 58.34 ms of timed requests for 41.16 ms claimed, 70.75 ms of staging.
+std::vector<WitnessedRequest> fast_decode_rounds() {
+  return std::vector<WitnessedRequest>(75, WitnessedRequest{58.34e6 / 75, 0, 2, 41.16e6 / 75, 0, 70.75e6 / 75});
+}
+
+WitnessAllowances staged_gpu_allowances() {
+  WitnessAllowances a{10e3, witness_per_request_ns("cuda", true), 0};
+  a.max_staging_per_request_ns = witness_max_staging_ns("cuda", 2 * 0.53e6);
+  return a;
+}
+
+// A machine that stalls the harness once (a throttled container, a page
+// reclaim) for 100 ms, in one timed request or in one round's staging,
+// says nothing about the worker's claim. Summed over every request, the
+// stall alone contradicted this honest kernel.
+TEST(TimingWitness, OneStalledRequestDoesNotContradictAnHonestClaim) {
+  const WitnessAllowances allowances = staged_gpu_allowances();
+  const WitnessJudgement honest = judge_timing(fast_decode_rounds(), 0.27e6, allowances);
+  EXPECT_FALSE(honest.contradicted) << honest.message;
+  EXPECT_EQ(honest.median_excess, 0.0);  // the overhead allowed covers what each request took beyond its calls
+  for (const bool in_staging : {false, true}) {
+    std::vector<WitnessedRequest> stalled = fast_decode_rounds();
+    (in_staging ? stalled[40].staging_ns : stalled[40].ns) += 100e6;
+    const WitnessJudgement j = judge_timing(stalled, 0.27e6, allowances);
+    EXPECT_FALSE(j.contradicted) << j.message;
+    EXPECT_EQ(j.median_used_ns, 0.27e6);
+    // What the sum over every request made of it.
+    EXPECT_GT(j.left_for_calls_ns, kWitnessMargin * j.claimed_ns) << in_staging;
+  }
+}
+
+// A forger must under-claim most of its timed calls to move the median
+// the scores use; in the requests that hold them the witness sees it.
+// Under-claiming fewer leaves that median where the honest calls put it.
+TEST(TimingWitness, ClaimsForgedInMostRequestsAreContradictedAndInFewerGainNothing) {
+  const WitnessAllowances allowances = staged_gpu_allowances();
+  auto forged_in = [&](size_t count) {
+    std::vector<WitnessedRequest> requests = fast_decode_rounds();
+    std::vector<double> claims;
+    for (size_t r = 0; r < requests.size(); ++r) {
+      if (r < count) {
+        // A real call of 0.27 ms claimed as 0.027, beside a timed request
+        // long enough to hold the real one.
+        requests[r].ns += 2 * 0.27e6;
+        requests[r].claimed_ns /= 10;
+      }
+      claims.insert(claims.end(), 2, requests[r].claimed_ns / 2);
+    }
+    return judge_timing(requests, median(claims), allowances);
+  };
+  const WitnessJudgement most = forged_in(40);
+  EXPECT_TRUE(most.contradicted);
+  EXPECT_GT(most.median_excess, kWitnessMargin);
+  EXPECT_NE(most.message.find("in the median of its 75 requests of timed calls"), std::string::npos) << most.message;
+  const WitnessJudgement fewer = forged_in(35);
+  EXPECT_FALSE(fewer.contradicted) << fewer.message;
+  EXPECT_NEAR(fewer.median_used_ns, 41.16e6 / 150, 1);
 }
 
 // cpu-hidden-xhat-shared keeps its hidden store in a shared mapping: not
