@@ -57,19 +57,23 @@ bool device_in_both(const RunResults& a, const RunResults& b, const std::string&
 void compare_timing(const EntryResult& e, const CaseResult& now, const CaseResult& before, const GateOptions& o,
                     GateReport& report) {
   if (!now.timing || !before.timing) return;
-  const auto& a = now.timing->samples_ns;
-  const auto& b = before.timing->samples_ns;
+  // As the scores see them: a claim below the witness's floor is not a
+  // speed (a forger's fast median over its honest sum).
+  const std::vector<double> a = now.timing->scored_samples_ns();
+  const std::vector<double> b = before.timing->scored_samples_ns();
   if (a.size() < o.min_samples || b.size() < o.min_samples) {
     report.notes.push_back(fmt::format("{} {}: timing not compared (only {} and {} samples; at least {} needed)", where(e),
                                        now.id, a.size(), b.size(), o.min_samples));
     return;
   }
   ++report.timings_compared;
-  const double ratio = now.timing->summary.median / before.timing->summary.median;
+  const double ratio = now.timing->scored_median_ns() / before.timing->scored_median_ns();
   const double threshold = 1.0 + o.max_slowdown_percent / 100.0;
-  const std::string figures = fmt::format("median {} -> {} ({:+.1f}%), n = {} / {}",
-                                          format_duration_ns(before.timing->summary.median),
-                                          format_duration_ns(now.timing->summary.median), 100 * (ratio - 1), b.size(), a.size());
+  auto median_of = [](const TimingResult& t) {
+    return format_duration_ns(t.scored_median_ns()) + (t.raised_to_floor() ? " (the witness's floor)" : "");
+  };
+  const std::string figures = fmt::format("median {} -> {} ({:+.1f}%), n = {} / {}", median_of(*before.timing),
+                                          median_of(*now.timing), 100 * (ratio - 1), b.size(), a.size());
   if (ratio > threshold) {
     const RankTest t = mann_whitney_greater(a, b);
     if (t.p_value < o.alpha) {

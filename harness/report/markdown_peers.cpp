@@ -23,10 +23,11 @@ bool applies(const PeerTiming& t, const CaseResult& c) {
 std::string ratio_cell(const PeerTiming& t, const EntryResult& e) {
   const CaseResult* c = find_case(e, t.case_id);
   if (!c || !applies(t, *c)) return "";
-  if (c->verdict != Verdict::pass || !c->timing || c->timing->summary.median <= 0) {
+  if (c->verdict != Verdict::pass || !c->timing || c->timing->scored_median_ns() <= 0) {
     return c->verdict == Verdict::pass ? "not timed" : std::string(verdict_name(c->verdict));
   }
-  return fmt::format("{:.2f}x ({})", t.median_ns / c->timing->summary.median, format_duration_ns(c->timing->summary.median));
+  const double median = c->timing->scored_median_ns();
+  return fmt::format("{:.2f}x ({})", t.median_ns / median, format_duration_ns(median));
 }
 
 }  // namespace

@@ -154,6 +154,7 @@ std::string render_markdown(const ReportInput& input) {
       markdown::peers(out, g);
       markdown::series(out, g);
       markdown::completeness(out, g);
+      markdown::timing_witness(out, g);
       markdown::memory(out, g);
       markdown::mutants(out, g);
     }

@@ -185,17 +185,21 @@ void performance(std::string& out, const Group& g) {
       }
       std::string speedup;
       if (base && base != c && base->verdict == Verdict::pass && base->timing) {
-        speedup = fmt::format(", {:.1f}x the baseline", base->timing->summary.median / c->timing->summary.median);
+        speedup = fmt::format(", {:.1f}x the baseline", base->timing->scored_median_ns() / c->timing->scored_median_ns());
       }
+      const std::string floor = c->timing->raised_to_floor()
+                                    ? fmt::format(", the witness's floor: {} claimed", format_duration_ns(c->timing->summary.median))
+                                    : "";
       // Results from before rooflines carry a fraction of the copy peak.
-      row += fmt::format(" {} <br>{} ({} of {}{}) <br><sub>spread {:.1f}%, n={}{}</sub> |",
-                         format_duration_ns(c->timing->summary.median), format_bandwidth(*c->bandwidth),
+      row += fmt::format(" {} <br>{} ({} of {}{}) <br><sub>spread {:.1f}%, n={}{}{}</sub> |",
+                         format_duration_ns(c->timing->scored_median_ns()), format_bandwidth(*c->bandwidth),
                          format_percent(c->peak_fraction), c->roofline ? "roofline" : "peak", speedup, 100 * c->timing->summary.relative_spread,
-                         c->timing->summary.count, c->timing->cache_cold ? "" : ", cache warm");
+                         c->timing->summary.count, c->timing->cache_cold ? "" : ", cache warm", floor);
     }
     out += fmt::format("| `{}` | {} |{}\n", id, format_bytes(bytes), row);
   }
-  out += "\nMedian time per call; bandwidth = bytes moved (the byte model) / median; roofline = the fastest that case's "
+  out += "\nMedian time per call (never below the timing witness's floor, as scored; where the floor raised it, "
+         "the worker's claimed median is beside it); bandwidth = bytes moved (the byte model) / median; roofline = the fastest that case's "
          "bytes read and written can move at the device's measured read and write ceilings; spread = (p90 - p10) / "
          "median. "
          "Calls rotate through input sets that together exceed twice the device's last-level cache (L2 on a GPU), so "
@@ -266,59 +270,6 @@ void completeness(std::string& out, const Group& g) {
   }
   if (lines.empty()) return;
   out += "#### Completeness\n\n" + lines + "\n";
-}
-
-namespace {
-
-// The largest value of `metric` over an entry's cases, and the case; none
-// when no case holds it.
-std::optional<std::pair<double, std::string>> largest(const EntryResult& e, const std::string& metric) {
-  std::optional<std::pair<double, std::string>> best;
-  for (const auto& c : e.cases) {
-    if (!c.metrics.contains(metric) || !c.metrics[metric].is_number()) continue;
-    const double value = c.metrics[metric].get<double>();
-    if (!best || value > best->first) best = std::make_pair(value, c.id);
-  }
-  return best;
-}
-
-std::string bytes_cell(const std::optional<std::pair<double, std::string>>& value) {
-  return value ? fmt::format("{} (`{}`)", format_bytes(value->first), value->second) : "-";
-}
-
-}  // namespace
-
-void memory(std::string& out, const Group& g) {
-  const std::string claim = report_settings(g.challenge).value("memory_claim_metric", "");
-  if (claim.empty()) return;
-  std::string rows;
-  for (const auto* e : g.ranked) {
-    const auto claimed = largest(*e, claim);
-    const auto host = largest(*e, "witnessed_memory_bytes");
-    const auto device = largest(*e, "witnessed_device_memory_bytes");
-    std::string device_cell = bytes_cell(device);
-    if (!device) {
-      for (const auto& c : e->cases) {
-        if (!c.metrics.contains("device_memory_witness")) continue;
-        device_cell = markdown_cell(c.metrics["device_memory_witness"].get<std::string>(), 80);
-        break;
-      }
-    }
-    if (!claimed && !host && !device && device_cell == "-") continue;
-    rows += fmt::format("| {} | {} | {} | {} |\n", markdown_cell(e->submission.name), bytes_cell(claimed), bytes_cell(host),
-                        device_cell);
-  }
-  if (rows.empty()) return;
-  out += fmt::format("#### Memory: claimed and witnessed\n\n"
-                     "The most each submission reported (`{}`) beside the most the harness saw it hold beyond its "
-                     "baseline: the worker's own resident memory on the host, anonymous and shared (the harness's "
-                     "shared tensors, a declared saved state among them, are not in it; pages reserved but never "
-                     "touched are not either; for a process submission, every process of its group and the files "
-                     "it keeps in its scratch folder), and on a GPU the device memory the driver reports for it "
-                     "(recorded, not judged). "
-                     "A host figure far above the claim is `understated_memory`.\n\n| Submission | Claimed | Witnessed on the host | Witnessed on the device |\n"
-                     "|---|---|---|---|\n{}\n",
-                     claim, rows);
 }
 
 void mutants(std::string& out, const Group& g) {

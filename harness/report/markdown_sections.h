@@ -32,6 +32,10 @@ void mutants(std::string& out, const Group& g);
 // report settings) and the memory witnesses (witnessed_memory_bytes on the
 // host, witnessed_device_memory_bytes on a GPU, or why there is no reading).
 void memory(std::string& out, const Group& g);
+// Each worker's claimed median beside what the timing witness saw: its
+// floor, the median request's excess over the claim, a GPU worker's
+// staging (harness/witness/timing_witness.h).
+void timing_witness(std::string& out, const Group& g);
 // Each peer's median beside each submission's on the same perf cases
 // ("3.2x" = that many times faster than the peer).
 void peers(std::string& out, const Group& g);

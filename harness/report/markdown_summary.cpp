@@ -82,7 +82,7 @@ void in_short(std::string& out, const Group& g) {
                               best->id, format_percent(best->peak_fraction));
       const CaseResult* base = baseline && baseline != e ? find_case(*baseline, best->id) : nullptr;
       if (base && base->verdict == Verdict::pass && base->timing && best->timing) {
-        sentence += fmt::format(", {:.1f}x the naive baseline", base->timing->summary.median / best->timing->summary.median);
+        sentence += fmt::format(", {:.1f}x the naive baseline", base->timing->scored_median_ns() / best->timing->scored_median_ns());
       }
     }
     out += sentence + ".\n";

@@ -50,12 +50,25 @@ struct TimingResult {
     std::optional<double> staging_allowed_ns = std::nullopt;
     // How many times its claim the median timed call's request took at
     // least (WitnessJudgement::median_excess): over kWitnessMargin is
-    // forged_timing. Infinity is written as 1e300 (JSON has none).
-    double median_excess = 0;
+    // forged_timing. Infinity is written as 1e300 (JSON has none); none in
+    // results from before it was recorded.
+    std::optional<double> median_excess = std::nullopt;
   };
   std::optional<Witness> witness;
   // The median the scores use: never below the witness's floor.
   double scored_median_ns() const { return witness ? std::max(summary.median, witness->floor_ns) : summary.median; }
+  // The witness's floor raised the claimed median: the worker's samples
+  // are faster than its requests allow, and what is shown and compared is
+  // the floor.
+  bool raised_to_floor() const { return witness && witness->floor_ns > summary.median; }
+  // The samples as the scores see them: none below the witness's floor.
+  std::vector<double> scored_samples_ns() const {
+    std::vector<double> scored = samples_ns;
+    if (witness) {
+      for (double& s : scored) s = std::max(s, witness->floor_ns);
+    }
+    return scored;
+  }
 };
 
 struct CaseResult {

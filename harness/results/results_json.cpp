@@ -47,8 +47,8 @@ json to_json(const TimingResult& t) {
   if (t.witness) {
     j["witness"] = json{{"request_ns", t.witness->request_ns}, {"overhead_ns", t.witness->overhead_ns},
                         {"calls_ns", t.witness->calls_ns},     {"calls", t.witness->calls},
-                        {"floor_ns", t.witness->floor_ns},     {"requests", t.witness->requests},
-                        {"median_excess", std::min(t.witness->median_excess, 1e300)}};
+                        {"floor_ns", t.witness->floor_ns},     {"requests", t.witness->requests}};
+    if (t.witness->median_excess) j["witness"]["median_excess"] = std::min(*t.witness->median_excess, 1e300);
     if (t.witness->staged) {
       j["witness"]["staged"] = true;
       j["witness"]["staging_ns"] = t.witness->staging_ns;
@@ -77,7 +77,7 @@ TimingResult timing_from_json(const json& j) {
     witness.calls_ns = w.value("calls_ns", 0.0);
     witness.calls = w.value("calls", size_t{0});
     witness.floor_ns = w.value("floor_ns", 0.0);
-    witness.median_excess = w.value("median_excess", 0.0);
+    if (w.contains("median_excess")) witness.median_excess = w.at("median_excess").get<double>();
     witness.requests = w.value("requests", size_t{0});
     witness.staged = w.value("staged", false);
     witness.staging_ns = w.value("staging_ns", 0.0);

@@ -121,6 +121,24 @@ TEST(Gate, SlowerOnlyBeyondTheThresholdAndBeyondNoise) {
   EXPECT_EQ(fast.improvements[0].what, "faster");
 }
 
+// A worker whose claims the timing witness's floor raised (a fast median
+// over an honest sum) is compared at the floor, as it is scored: its fast
+// claims do not hide a slowdown, nor count as a speed-up.
+TEST(Gate, TimingsAreComparedAsScoredNeverBelowTheWitnesssFloor) {
+  const auto before = results({make_case("p1", Suite::perf, Verdict::pass, around(1000))});
+  CaseResult raised = make_case("p1", Suite::perf, Verdict::pass, around(1000));
+  raised.timing->witness = TimingResult::Witness{};
+  raised.timing->witness->floor_ns = 1300;
+  ASSERT_TRUE(raised.timing->raised_to_floor());
+  const auto slow = gate_results(results({raised}), before, {});
+  ASSERT_EQ(slow.regressions.size(), 1u);
+  EXPECT_EQ(slow.regressions[0].what, "slower");
+  EXPECT_NE(slow.regressions[0].detail.find("(the witness's floor) (+30.0%)"), std::string::npos) << slow.regressions[0].detail;
+  // The claims alone, as the gate once compared them, show no change.
+  raised.timing->witness.reset();
+  EXPECT_TRUE(gate_results(results({raised}), before, {}).regressions.empty());
+}
+
 TEST(Gate, TooFewSamplesAreNotComparedAndSaySo) {
   const auto report = gate_results(results({make_case("p1", Suite::perf, Verdict::pass, {2000, 2000, 2000})}),
                                    results({make_case("p1", Suite::perf, Verdict::pass, {1000, 1000, 1000})}), {});

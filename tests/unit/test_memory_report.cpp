@@ -50,6 +50,23 @@ TEST(MemoryReport, TheClaimStandsBesideWhatTheHarnessSaw) {
       << section;
 }
 
+// A GPU worker's host memory is recorded, not judged: the report says so
+// beside its figure, and gives the device's.
+TEST(MemoryReport, AGpuWorkersHostMemoryIsMarkedRecorded) {
+  RunResults r;
+  r.run.complete = true;
+  r.entries.push_back(kv_entry("on-gpu", "cuda:0", {{"most_bytes_in_use", 1 << 20},
+                                                     {"witnessed_host_memory_bytes", 300 << 20},
+                                                     {"witnessed_device_memory_bytes", 2 << 20}}));
+  score_results(r);
+  const std::string section = memory_sections(r);
+  EXPECT_NE(section.find("| on-gpu | 1.0 MiB (`edge.churn.l2.h4x4.d64`) | 300.0 MiB, recorded (`edge.churn.l2.h4x4.d64`) | "
+                         "2.0 MiB (`edge.churn.l2.h4x4.d64`) |"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find("host memory is recorded, not judged"), std::string::npos) << section;
+}
+
 TEST(MemoryReport, AChallengeWithoutAMemoryClaimHasNoSection) {
   RunResults r;
   r.run.complete = true;

@@ -84,6 +84,10 @@ TEST(ResultsJson, RoundTripsEveryField) {
   CaseResult claimed_nothing = back.entries[0].cases[0];
   claimed_nothing.timing->witness->median_excess = std::numeric_limits<double>::infinity();
   EXPECT_EQ(to_json(claimed_nothing)["timing"]["witness"]["median_excess"], 1e300);
+  // Results from before it was recorded have none, and read back as none.
+  nlohmann::json older = first;
+  older["results"][0]["cases"][0]["timing"]["witness"].erase("median_excess");
+  EXPECT_FALSE(results_from_json(older, "memory").entries[0].cases[0].timing->witness->median_excess);
   // None (the judgement switched off) is left out, and read back as none.
   CaseResult unlimited = back.entries[0].cases[0];
   unlimited.timing->witness->staging_allowed_ns.reset();
