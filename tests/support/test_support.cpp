@@ -114,6 +114,26 @@ RunResults run_softmax_cases(const std::string& submission, const std::vector<st
   return run_selection(selection, catalog, settings);
 }
 
+EntryResult entry_with_case(const std::string& challenge, const std::string& submission, const std::string& device,
+                            CaseResult c) {
+  EntryResult e;
+  e.challenge = challenge;
+  e.device = device;
+  e.submission.name = submission;
+  e.submission.role = "submission";
+  e.build.status = "ok";
+  e.cases.push_back(std::move(c));
+  return e;
+}
+
+std::string markdown_sections(const std::string& markdown, const std::string& heading) {
+  std::string sections;
+  for (size_t start = markdown.find(heading); start != std::string::npos; start = markdown.find(heading, start + 1)) {
+    sections += markdown.substr(start, markdown.find("\n\n", markdown.find("\n|", start)) - start) + "\n";
+  }
+  return sections;
+}
+
 const EntryResult& entry_of(const RunResults& results, const std::string& submission) {
   for (const auto& e : results.entries) {
     if (e.submission.name == submission) return e;

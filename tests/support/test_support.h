@@ -87,6 +87,13 @@ RunResults run_selection(const RunSelection& selection, const Catalog& catalog, 
 RunResults run_softmax_cases(const std::string& submission, const std::vector<std::string>& case_ids,
                              const Catalog& catalog, RunSettings settings = {});
 
+// A built submission's entry of `challenge` on `device`, holding case `c` alone.
+EntryResult entry_with_case(const std::string& challenge, const std::string& submission, const std::string& device,
+                            CaseResult c);
+// Every section of `markdown` under `heading` (one per challenge and
+// device), from the heading to the end of its table, one after another.
+std::string markdown_sections(const std::string& markdown, const std::string& heading);
+
 // Every entry of `results` for `submission`; fails the test if none.
 const EntryResult& entry_of(const RunResults& results, const std::string& submission);
 const CaseResult& case_of(const EntryResult& entry, const std::string& case_id);

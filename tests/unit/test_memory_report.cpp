@@ -5,34 +5,22 @@
 
 #include "harness/report/markdown_report.h"
 #include "harness/scoring/scoring.h"
+#include "support/test_support.h"
 
 namespace harness {
 namespace {
 
 EntryResult kv_entry(const std::string& name, const std::string& device, const nlohmann::json& metrics) {
-  EntryResult e;
-  e.challenge = "kv_cache";
-  e.device = device;
-  e.submission.name = name;
-  e.submission.role = "submission";
-  e.build.status = "ok";
   CaseResult c;
   c.id = "edge.churn.l2.h4x4.d64";
   c.suite = Suite::edge;
   c.metrics = metrics;
-  e.cases.push_back(c);
-  return e;
+  return testing::entry_with_case("kv_cache", name, device, c);
 }
 
 // Every memory section of the report (one per challenge and device).
 std::string memory_sections(const RunResults& r) {
-  const std::string markdown = render_markdown(r);
-  std::string sections;
-  for (size_t start = markdown.find("#### Memory: claimed and witnessed"); start != std::string::npos;
-       start = markdown.find("#### Memory: claimed and witnessed", start + 1)) {
-    sections += markdown.substr(start, markdown.find("\n\n", markdown.find("| Submission", start)) - start) + "\n";
-  }
-  return sections;
+  return testing::markdown_sections(render_markdown(r), "#### Memory: claimed and witnessed");
 }
 
 TEST(MemoryReport, TheClaimStandsBesideWhatTheHarnessSaw) {

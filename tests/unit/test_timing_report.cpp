@@ -7,17 +7,12 @@
 
 #include "harness/report/markdown_report.h"
 #include "harness/scoring/scoring.h"
+#include "support/test_support.h"
 
 namespace harness {
 namespace {
 
 EntryResult timed_entry(const std::string& name, const std::string& device, const TimingResult::Witness& witness) {
-  EntryResult e;
-  e.challenge = "kv_cache";
-  e.device = device;
-  e.submission.name = name;
-  e.submission.role = "submission";
-  e.build.status = "ok";
   CaseResult c;
   c.id = "perf.decode.l1.h32x8.d128.b16.t4096";
   c.suite = Suite::perf;
@@ -28,15 +23,11 @@ EntryResult timed_entry(const std::string& name, const std::string& device, cons
   t.witness = witness;
   c.timing = t;
   c.bandwidth = 2e12;
-  e.cases.push_back(c);
-  return e;
+  return testing::entry_with_case("kv_cache", name, device, c);
 }
 
 std::string timing_section(const RunResults& r) {
-  const std::string markdown = render_markdown(r);
-  const size_t start = markdown.find("#### Timing: claimed and witnessed");
-  if (start == std::string::npos) return "";
-  return markdown.substr(start, markdown.find("\n\n", markdown.find("| Case", start)) - start);
+  return testing::markdown_sections(render_markdown(r), "#### Timing: claimed and witnessed");
 }
 
 // Staged rounds of cuda-fast's decode on an H100 (reports/gpu-h100): 75
