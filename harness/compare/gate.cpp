@@ -45,6 +45,17 @@ bool same_machine(const RunResults& a, const RunResults& b, const std::string& d
   return da && db && da->name == db->name && a.run.host.hostname == b.run.host.hostname;
 }
 
+// Why entries on `device` cannot be compared (device_in_both is false).
+std::string why_not_comparable(const RunResults& current, const RunResults& baseline, const std::string& device) {
+  auto because = [](const DeviceInfo& d) { return d.unavailable_reason.empty() ? "" : " (" + d.unavailable_reason + ")"; };
+  const DeviceInfo* now = current.device(device);
+  const DeviceInfo* before = baseline.device(device);
+  if (!now) return "no such device in these results";
+  if (!now->available) return "the device was not available for these results" + because(*now);
+  if (!before) return "the baseline names no such device";
+  return "the device was not available when the baseline ran" + because(*before);
+}
+
 // Verdicts and the scores without performance do not depend on which CPU or
 // GPU model ran them, so a device of the same id ("cpu", "cuda") on any host
 // is comparable for them; only timings need the same machine.
@@ -127,11 +138,11 @@ void compare_scores(const EntryResult& now, const EntryResult& before, const Gat
 GateReport gate_results(const RunResults& current, const RunResults& baseline, const GateOptions& o) {
   GateReport report;
   std::set<std::string> compared_devices;
-  std::set<std::string> skipped_devices;
+  std::map<std::string, std::string> skipped_devices;  // device -> why its entries were not compared
   for (const EntryResult& before : baseline.entries) {
     if (is_mutant_like(before)) continue;
     if (!device_in_both(current, baseline, before.device)) {
-      skipped_devices.insert(before.device);
+      skipped_devices[before.device] = why_not_comparable(current, baseline, before.device);
       continue;
     }
     compared_devices.insert(before.device);
@@ -184,9 +195,8 @@ GateReport gate_results(const RunResults& current, const RunResults& baseline, c
                                     o.compare_timings ? "; timings were not, since they are only comparable on the same machine"
                                                       : ""));
   }
-  for (const auto& device : skipped_devices) {
-    report.notes.push_back(fmt::format("Baseline entries on {} were not compared: no such device in these results.",
-                                       device_label(baseline, device)));
+  for (const auto& [device, why] : skipped_devices) {
+    report.notes.push_back(fmt::format("Baseline entries on {} were not compared: {}.", device_label(baseline, device), why));
   }
   return report;
 }

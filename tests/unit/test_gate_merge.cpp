@@ -225,6 +225,31 @@ TEST(Gate, NothingComparableIsUnusableInput) {
   }
 }
 
+// A baseline made with a GPU, gated on a machine without one: its GPU
+// entries are left out, and the note says why.
+TEST(Gate, EntriesOnADeviceUnavailableNowAreLeftOutSayingWhy) {
+  auto with_gpu = [](bool available) {
+    auto r = results({make_case("c1", Suite::correctness, Verdict::pass)});
+    DeviceInfo gpu;
+    gpu.id = gpu.kind = "cuda";
+    gpu.name = "NVIDIA H100";
+    gpu.available = available;
+    if (!available) gpu.unavailable_reason = "no CUDA driver";
+    r.devices.push_back(gpu);
+    EntryResult e = r.entries[0];
+    e.device = "cuda";
+    r.entries.push_back(e);
+    return r;
+  };
+  const GateReport report = gate_results(with_gpu(false), with_gpu(true), {});
+  EXPECT_TRUE(report.regressions.empty());
+  ASSERT_FALSE(report.notes.empty());
+  EXPECT_NE(report.notes.back().find("Baseline entries on cuda (NVIDIA H100 on host-a) were not compared: the device was "
+                                     "not available for these results (no CUDA driver)."),
+            std::string::npos)
+      << report.notes.back();
+}
+
 TEST(Merge, ShardsJoinAndScoreAgain) {
   auto a = results({make_case("correctness.normal.r64.v1024.k2", Suite::correctness, Verdict::pass)});
   auto b = results({make_case("correctness.normal.r64.v1024.k1", Suite::correctness, Verdict::wrong_answer)});
