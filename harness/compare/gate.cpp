@@ -35,7 +35,10 @@ const CaseResult* find_case(const EntryResult& e, const std::string& id) {
 
 std::string device_label(const RunResults& r, const std::string& id) {
   const DeviceInfo* d = r.device(id);
-  return fmt::format("{} ({} on {})", id, d ? d->name : "?", r.run.host.hostname);
+  const std::string name = d ? d->name : "?";
+  // An unavailable device has no name to give.
+  if (name.empty()) return fmt::format("{} (on {})", id, r.run.host.hostname);
+  return fmt::format("{} ({} on {})", id, name, r.run.host.hostname);
 }
 
 // The same physical device: same name, same host.
