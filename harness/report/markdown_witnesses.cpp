@@ -92,8 +92,10 @@ void timing_witness(std::string& out, const Group& g) {
       if (w.staged) {
         staged = true;
         const double per_round = w.requests ? w.staging_ns / static_cast<double>(w.requests) : 0.0;
-        staging = fmt::format("{} a request ({}), {} counted", format_duration_ns(per_round),
-                              w.staging_allowed_ns ? format_duration_ns(*w.staging_allowed_ns) + " allowed" : "unlimited",
+        // None where the judgement was switched off, or in results from before it was recorded.
+        const std::string allowed =
+            w.staging_allowed_ns ? format_duration_ns(*w.staging_allowed_ns) + " allowed" : "no allowance recorded";
+        staging = fmt::format("{} a request ({}), {} counted", format_duration_ns(per_round), allowed,
                               format_duration_ns(w.staging_counted_ns));
       }
       rows += fmt::format("| `{}` | {} | {} | {} | {}{} | {} | {} |\n", id, markdown_cell(e->submission.name),
