@@ -92,11 +92,12 @@ void timing_witness(std::string& out, const Group& g) {
       if (w.staged) {
         staged = true;
         const double per_round = w.requests ? w.staging_ns / static_cast<double>(w.requests) : 0.0;
-        // None where the judgement was switched off, or in results from before it was recorded.
-        const std::string allowed =
-            w.staging_allowed_ns ? format_duration_ns(*w.staging_allowed_ns) + " allowed" : "no allowance recorded";
-        staging = fmt::format("{} a request ({}), {} counted", format_duration_ns(per_round), allowed,
-                              format_duration_ns(w.staging_counted_ns));
+        staging = format_duration_ns(per_round) + " a request";
+        // No allowance where the judgement was switched off, or in results
+        // from before it was recorded: nothing was counted against one.
+        staging += w.staging_allowed_ns ? fmt::format(" ({} allowed), {} counted", format_duration_ns(*w.staging_allowed_ns),
+                                                      format_duration_ns(w.staging_counted_ns))
+                                        : " (no allowance recorded)";
       }
       rows += fmt::format("| `{}` | {} | {} | {} | {}{} | {} | {} |\n", id, markdown_cell(e->submission.name),
                           verdict_name(c->verdict), format_duration_ns(t.summary.median), format_duration_ns(w.floor_ns),
