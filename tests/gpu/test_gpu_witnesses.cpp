@@ -24,6 +24,7 @@ struct WitnessFigures {
   double staging_ns = 0;
   double staging_counted_ns = 0;           // staging beyond what the copies may take
   double beyond_calls_per_request_ns = 0;  // (request_ns - calls_ns) / requests
+  double median_excess = -1;               // the median request's time left for its calls over their claim
 };
 
 WitnessFigures timed_softmax(const std::string& environment) {
@@ -45,11 +46,12 @@ WitnessFigures timed_softmax(const std::string& environment) {
   f.staging_ns = w.staging_ns;
   f.staging_counted_ns = w.staging_counted_ns;
   f.beyond_calls_per_request_ns = (w.request_ns - w.calls_ns) / static_cast<double>(w.requests);
+  f.median_excess = w.median_excess.value_or(-1);
   std::printf("%s: staged %d, %zu requests, %.3f ms beyond the calls per request, %.3f ms of staging (%.3f ms "
-              "allowed a round, 0: unlimited), %.3f ms of it counted\n",
+              "allowed a round, 0: unlimited), %.3f ms of it counted, median excess %.2f\n",
               environment.empty() ? "default" : environment.c_str(), f.staged ? 1 : 0, w.requests,
               f.beyond_calls_per_request_ns / 1e6, f.staging_ns / 1e6, w.staging_allowed_ns.value_or(0) / 1e6,
-              f.staging_counted_ns / 1e6);
+              f.staging_counted_ns / 1e6, f.median_excess);
   return f;
 }
 
@@ -61,6 +63,9 @@ TEST(GpuWitness, TimedRequestsHoldTheCallsAloneWithinTheAllowanceOfARequest) {
   // An honest round's copies take what copies take (witness_max_staging_ns).
   EXPECT_EQ(staged.staging_counted_ns, 0.0);
   EXPECT_LT(staged.beyond_calls_per_request_ns, witness_per_request_ns("cuda", true));
+  // Recorded, and an honest claim's median request well inside the margin.
+  EXPECT_GE(staged.median_excess, 0.0);
+  EXPECT_LT(staged.median_excess, kWitnessMargin);
   // Unstaged, each request also copies its two 134 MB sets to the device and
   // back: far more than the calls' allowance, which only the copies'
   // allowance (1 GB/s) covers, and with it any claim.
