@@ -56,10 +56,10 @@ void memory(std::string& out, const Group& g) {
     const auto claimed = largest(*e, claim);
     // A CPU worker's host memory is judged; a GPU worker's recorded alone.
     const auto judged_host = largest(*e, "witnessed_memory_bytes");
-    const std::string host =
-        judged_host ? bytes_cell(judged_host) : bytes_cell(largest(*e, "witnessed_host_memory_bytes"), ", recorded");
+    const auto recorded_host = judged_host ? std::nullopt : largest(*e, "witnessed_host_memory_bytes");
     const std::string device = device_cell(*e);
-    if (!claimed && host == "-" && device == "-") continue;
+    if (!claimed && !judged_host && !recorded_host && device == "-") continue;
+    const std::string host = judged_host ? bytes_cell(judged_host) : bytes_cell(recorded_host, ", recorded");
     rows += fmt::format("| {} | {} | {} | {} |\n", markdown_cell(e->submission.name), bytes_cell(claimed), host, device);
   }
   if (rows.empty()) return;

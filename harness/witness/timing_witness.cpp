@@ -63,9 +63,9 @@ WitnessJudgement judge_timing(const std::vector<protocol::WitnessedRequest>& req
     j.request_ns += r.ns + staging_counted(r, allowances);
     j.claimed_ns += r.claimed_ns;
     j.overhead_ns += overhead_of(r, allowances);
+    if (r.timed_calls > 0) ++j.timed_requests;
   }
   j.left_for_calls_ns = std::max(0.0, j.request_ns - j.overhead_ns);
-  for (const auto& r : requests) j.timed_requests += r.timed_calls > 0 ? 1 : 0;
   j.floor_ns = median_over_timed_calls(requests, [&](const protocol::WitnessedRequest& r) {
     return left_of(r, allowances) / (static_cast<double>(r.warmup_calls + r.timed_calls) * kWitnessMargin);
   });
