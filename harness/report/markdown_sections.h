@@ -30,7 +30,7 @@ void mutants(std::string& out, const Group& g);
 // What each submission said it holds beside what the harness saw it hold:
 // the challenge's claim metric ("memory_claim_metric" in challenge.json's
 // report settings) and the memory witnesses (witnessed_memory_bytes on the
-// host, or a GPU worker's witnessed_host_memory_bytes marked as recorded;
+// host, or a GPU worker's witnessed_host_memory_bytes;
 // witnessed_device_memory_bytes on a GPU, or why there is no reading).
 // This and timing_witness are in markdown_witnesses.cpp.
 void memory(std::string& out, const Group& g);

@@ -26,8 +26,8 @@ std::optional<std::pair<double, std::string>> largest(const EntryResult& e, cons
   return best;
 }
 
-std::string bytes_cell(const std::optional<std::pair<double, std::string>>& value, const char* note = "") {
-  return value ? fmt::format("{}{} (`{}`)", format_bytes(value->first), note, value->second) : "-";
+std::string bytes_cell(const std::optional<std::pair<double, std::string>>& value) {
+  return value ? fmt::format("{} (`{}`)", format_bytes(value->first), value->second) : "-";
 }
 
 // The device cell: the largest growth, or why a GPU worker had no reading.
@@ -54,13 +54,13 @@ void memory(std::string& out, const Group& g) {
   std::string rows;
   for (const auto* e : g.ranked) {
     const auto claimed = largest(*e, claim);
-    // A CPU worker's host memory is judged; a GPU worker's recorded alone.
-    const auto judged_host = largest(*e, "witnessed_memory_bytes");
-    const auto recorded_host = judged_host ? std::nullopt : largest(*e, "witnessed_host_memory_bytes");
+    // A CPU worker's host memory, or a GPU worker's.
+    auto host = largest(*e, "witnessed_memory_bytes");
+    if (!host) host = largest(*e, "witnessed_host_memory_bytes");
     const std::string device = device_cell(*e);
-    if (!claimed && !judged_host && !recorded_host && device == "-") continue;
-    const std::string host = judged_host ? bytes_cell(judged_host) : bytes_cell(recorded_host, ", recorded");
-    rows += fmt::format("| {} | {} | {} | {} |\n", markdown_cell(e->submission.name), bytes_cell(claimed), host, device);
+    if (!claimed && !host && device == "-") continue;
+    rows += fmt::format("| {} | {} | {} | {} |\n", markdown_cell(e->submission.name), bytes_cell(claimed),
+                        bytes_cell(host), device);
   }
   if (rows.empty()) return;
   out += fmt::format("#### Memory: claimed and witnessed\n\n"
@@ -69,8 +69,8 @@ void memory(std::string& out, const Group& g) {
                      "shared tensors, a declared saved state among them, are not in it; pages reserved but never "
                      "touched are not either; for a process submission, every process of its group and the files "
                      "it keeps in its scratch folder): far above the claim it is `understated_memory`. A GPU "
-                     "worker's host memory is recorded, not judged (\"recorded\": its runtime's share is not "
-                     "measured yet). On a GPU, the device memory the driver reports for the worker: what it holds "
+                     "worker's host memory, pinned memory among it, is judged the same way with 64 MiB more for "
+                     "its runtime's share. On a GPU, the device memory the driver reports for the worker: what it holds "
                      "beyond the claim, past what a sound GPU submission may hold besides (64 MiB of context and "
                      "scratch, and for a kv_cache its pool up to the budget and an attend's scores), is "
                      "`understated_memory` when far above the claim, and counts in the memory score "

@@ -225,26 +225,23 @@ int64_t CaseContext::witness_device_memory(const std::string& what, int64_t clai
 
 int64_t CaseContext::witness_memory(const std::string& what, int64_t claimed, const MemoryBaseline& baseline,
                                     int64_t device_claimed) {
-  // Only a GPU worker has a device reading, and its host memory is not judged.
+  // Only a GPU worker has a device reading.
   const int64_t device_floor = witness_device_memory(what, claimed, std::max(claimed, device_claimed), baseline);
   if (!baseline.resident) return device_floor;
   const std::optional<int64_t> now = executor_.resident_bytes();
   if (!now) return device_floor;
-  if (device_.kind == "cuda") {
-    // A GPU worker's host memory: its runtime's own (modules loaded on a
-    // kernel's first launch, pinned staging) beside whatever a submission
-    // keeps there. Recorded so that a GPU's figures can set the allowance
-    // a judgement needs; neither judged nor scored until then.
-    auto& host = result_.metrics["witnessed_host_memory_bytes"];
-    const int64_t growth = *now - *baseline.resident;
-    if (!host.is_number() || host.get<int64_t>() < growth) host = growth;
-    return device_floor;
-  }
-  const MemoryJudgement j = judge_memory(claimed, *baseline.resident, *now);
-  auto& witnessed = result_.metrics["witnessed_memory_bytes"];
+  const bool gpu = device_.kind == "cuda";
+  // A GPU worker's host memory is judged against the same claim with its
+  // runtime's allowance besides: a store kept there (pinned or pageable)
+  // is memory the submission holds as much as one on the device.
+  const int64_t allowance = gpu ? kGpuHostMemoryAllowanceBytes : kMemoryAllowanceBytes;
+  const MemoryJudgement j = judge_memory(claimed, *baseline.resident, *now, allowance);
+  auto& witnessed = result_.metrics[gpu ? "witnessed_host_memory_bytes" : "witnessed_memory_bytes"];
   if (!witnessed.is_number() || witnessed.get<int64_t>() < j.witnessed) witnessed = j.witnessed;
-  if (j.understated) fail(Verdict::understated_memory, fmt::format("{}: {}", what, j.message));
-  return std::max<int64_t>(0, j.witnessed - kMemoryAllowanceBytes);
+  if (j.understated && !(gpu && witness_part_disabled("gpu-host-memory-verdict"))) {
+    fail(Verdict::understated_memory, fmt::format("{}: {}", what, j.message));
+  }
+  return device_floor + std::max<int64_t>(0, j.witnessed - allowance);
 }
 
 double CaseContext::time_poisoning(const std::vector<Binding>& set) const {

@@ -114,7 +114,9 @@ class CaseContext {
   // is none) and judged the same way with the device's own allowance
   // (judge_device_memory); the growth less that allowance, and less what the
   // contract lets a GPU hold beyond the claim, is returned. A GPU worker's
-  // host memory is recorded (witnessed_host_memory_bytes), not judged.
+  // host memory (witnessed_host_memory_bytes) is judged as a CPU worker's,
+  // with its runtime's allowance (kGpuHostMemoryAllowanceBytes); what it
+  // holds beyond that adds to what is returned.
   struct MemoryBaseline {
     std::optional<int64_t> resident;
     std::optional<int64_t> device;

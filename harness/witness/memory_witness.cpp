@@ -45,10 +45,12 @@ std::optional<int64_t> status_bytes(pid_t pid, const std::string& field) {
 
 // Whether a mapping's path names shared memory: a memory file, a shared
 // anonymous mapping (shown as /dev/zero), System V shared memory, a file in
-// /dev/shm.
+// /dev/shm, or an NVIDIA device file, through which the driver maps the
+// pinned host memory a CUDA worker allocates (resident, counted as shared
+// memory rather than anonymous: unseen, cuda-hidden-pinned-store passed).
 bool shared_memory_path(const std::string& path) {
   return path.rfind("/memfd:", 0) == 0 || path.rfind("/dev/zero", 0) == 0 || path.rfind("/SYSV", 0) == 0 ||
-         path.rfind("/dev/shm/", 0) == 0;
+         path.rfind("/dev/shm/", 0) == 0 || path.rfind("/dev/nvidia", 0) == 0;
 }
 
 // Bytes of the memory files `pid` holds open (by descriptor) other than
@@ -196,8 +198,9 @@ MemoryJudgement judge_growth(int64_t claimed_bytes, int64_t growth_bytes, int64_
   return j;
 }
 
-MemoryJudgement judge_memory(int64_t claimed_bytes, int64_t baseline_bytes, int64_t resident_bytes) {
-  return judge_growth(claimed_bytes, resident_bytes - baseline_bytes, kMemoryAllowanceBytes, "claims",
+MemoryJudgement judge_memory(int64_t claimed_bytes, int64_t baseline_bytes, int64_t resident_bytes,
+                             int64_t allowance_bytes) {
+  return judge_growth(claimed_bytes, resident_bytes - baseline_bytes, allowance_bytes, "claims",
                       "the memory its worker holds of its own (resident, anonymous and shared)");
 }
 

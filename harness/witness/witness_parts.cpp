@@ -5,7 +5,8 @@
 namespace harness {
 
 const std::vector<std::string>& witness_part_names() {
-  static const std::vector<std::string> names{"gpu-staging", "gpu-staging-time", "device-memory-verdict"};
+  static const std::vector<std::string> names{"gpu-staging", "gpu-staging-time", "device-memory-verdict",
+                                              "gpu-host-memory-verdict"};
   return names;
 }
 

@@ -10,6 +10,8 @@
 //                          (timing_witness.h)
 //   device-memory-verdict  a CUDA worker's device memory beyond its claim
 //                          is understated_memory (CaseContext)
+//   gpu-host-memory-verdict  a CUDA worker's host memory beyond its claim
+//                          is understated_memory (CaseContext)
 #pragma once
 
 #include <string>

@@ -87,10 +87,10 @@ Verdict verdict_on_gpu(const std::string& challenge, const std::string& submissi
   const nlohmann::json as_json = to_json(c);
   nlohmann::json witness;
   if (as_json.contains("timing") && as_json["timing"].is_object()) witness = as_json["timing"].value("witness", nlohmann::json());
-  std::printf("%s %s: %s %s (witnessed device memory %s; timing witness %s)\n", submission.c_str(),
+  std::printf("%s %s: %s %s (witnessed device memory %s, host memory %s; timing witness %s)\n", submission.c_str(),
               environment.empty() ? "default" : environment.c_str(), std::string(verdict_name(c.verdict)).c_str(),
               c.message.c_str(), c.metrics.value("witnessed_device_memory_bytes", nlohmann::json()).dump().c_str(),
-              witness.dump().c_str());
+              c.metrics.value("witnessed_host_memory_bytes", nlohmann::json()).dump().c_str(), witness.dump().c_str());
   return c.verdict;
 }
 
@@ -103,6 +103,20 @@ TEST(GpuWitness, AHiddenDeviceStoreIsUnderstatedMemoryAndGetsThroughWithoutTheVe
   };
   EXPECT_EQ(verdict_of(""), Verdict::understated_memory);
   EXPECT_EQ(verdict_of("HARNESS_WITNESS_DISABLE=device-memory-verdict"), Verdict::pass);
+}
+
+// cuda-hidden-host-store and cuda-hidden-pinned-store keep the same copy
+// (134 MB) in host memory, pageable and pinned: the device memory they hold
+// is what they claim, their workers' host memory is not.
+TEST(GpuWitness, HiddenHostStoresAreUnderstatedMemoryAndGetThroughWithoutTheVerdict) {
+  REQUIRE_CUDA_DEVICE();
+  for (const char* exploit : {"cuda-hidden-host-store", "cuda-hidden-pinned-store"}) {
+    const auto verdict_of = [&](const std::string& environment) {
+      return verdict_on_gpu("layernorm_backward", exploit, "perf.forward.normal.r2048.d16384", environment);
+    };
+    EXPECT_EQ(verdict_of(""), Verdict::understated_memory) << exploit;
+    EXPECT_EQ(verdict_of("HARNESS_WITNESS_DISABLE=gpu-host-memory-verdict"), Verdict::pass) << exploit;
+  }
 }
 
 // cuda-work-in-download does each timed attend's work (and 20 ms more) while

@@ -16,6 +16,7 @@
 #include "harness/runner/stateless_driver.h"
 #include "harness/witness/device_memory.h"
 #include "harness/witness/timing_witness.h"
+#include "support/test_support.h"
 #include "harness_abi.h"
 
 namespace harness {
@@ -812,25 +813,47 @@ TEST(CaseContext, AGpuMemoryScoreTakesTheClaimAsAtLeastTheDevicesGrowthBeyondIts
   EXPECT_EQ(ctx.witness_memory("after the call", 1024 * kMiB, ctx.memory_baseline()), 0);
 }
 
-// A GPU worker's host memory is recorded, neither judged nor scored: the
-// CUDA runtime's share of it has no measured allowance yet. The same growth
-// in a CPU worker is understated_memory.
-TEST(CaseContext, AGpuWorkersHostMemoryIsRecordedNotJudged) {
+// A GPU worker's host memory is judged against its claim as a CPU worker's
+// is, with its runtime's allowance (64 MiB) besides the CPU's: 500 MiB
+// grown beyond a claim of 16 KiB is understated_memory in both, 40 MiB
+// only in the CPU worker. What the GPU worker holds beyond the allowance
+// adds to the score's floor; with the verdict off it passes.
+TEST(CaseContext, AGpuWorkersHostMemoryIsJudgedWithItsRuntimesAllowance) {
   constexpr int64_t kMiB = int64_t{1} << 20;
-  Fixture gpu;
-  gpu.device.id = "cuda:0";
-  gpu.device.kind = "cuda";
-  gpu.executor.resident_readings = {300 * kMiB, 800 * kMiB};
-  gpu.executor.device_readings = {{600 * kMiB, "", 0}};
-  CaseContext ctx(gpu.spec, gpu.settings, gpu.executor, gpu.device, gpu.result);
-  EXPECT_EQ(ctx.witness_memory("after forward", 16 * 1024, ctx.memory_baseline()), 0);
-  EXPECT_EQ(gpu.result.metrics["witnessed_host_memory_bytes"], 500 * kMiB);
-  EXPECT_FALSE(gpu.result.metrics.contains("witnessed_memory_bytes"));
-
+  constexpr int64_t kClaim = 16 * 1024;
+  auto gpu_fixture = [](int64_t grown) {
+    auto f = std::make_unique<Fixture>();
+    f->device.id = "cuda:0";
+    f->device.kind = "cuda";
+    f->executor.resident_readings = {300 * kMiB, 300 * kMiB + grown};
+    f->executor.device_readings = {{600 * kMiB, "", 0}};
+    return f;
+  };
+  {
+    auto gpu = gpu_fixture(500 * kMiB);
+    CaseContext ctx(gpu->spec, gpu->settings, gpu->executor, gpu->device, gpu->result);
+    const VerdictException o = verdict_of([&] { ctx.witness_memory("after forward", kClaim, ctx.memory_baseline()); });
+    EXPECT_EQ(o.verdict(), Verdict::understated_memory);
+    EXPECT_NE(o.message().find("after forward"), std::string::npos) << o.message();
+    EXPECT_EQ(gpu->result.metrics["witnessed_host_memory_bytes"], 500 * kMiB);
+    EXPECT_FALSE(gpu->result.metrics.contains("witnessed_memory_bytes"));
+  }
+  {
+    auto gpu = gpu_fixture(40 * kMiB);
+    CaseContext ctx(gpu->spec, gpu->settings, gpu->executor, gpu->device, gpu->result);
+    EXPECT_EQ(ctx.witness_memory("after forward", kClaim, ctx.memory_baseline()), 0);
+    EXPECT_EQ(gpu->result.metrics["witnessed_host_memory_bytes"], 40 * kMiB);
+  }
+  {
+    testing::ScopedEnv off("HARNESS_WITNESS_DISABLE", "gpu-host-memory-verdict");
+    auto gpu = gpu_fixture(500 * kMiB);
+    CaseContext ctx(gpu->spec, gpu->settings, gpu->executor, gpu->device, gpu->result);
+    EXPECT_EQ(ctx.witness_memory("after forward", kClaim, ctx.memory_baseline()), (500 - 64) * kMiB);
+  }
   Fixture cpu;
-  cpu.executor.resident_readings = {300 * kMiB, 800 * kMiB};
+  cpu.executor.resident_readings = {300 * kMiB, 340 * kMiB};
   CaseContext cpu_ctx(cpu.spec, cpu.settings, cpu.executor, cpu.device, cpu.result);
-  EXPECT_EQ(verdict_of([&] { cpu_ctx.witness_memory("after forward", 16 * 1024, cpu_ctx.memory_baseline()); }).verdict(),
+  EXPECT_EQ(verdict_of([&] { cpu_ctx.witness_memory("after forward", kClaim, cpu_ctx.memory_baseline()); }).verdict(),
             Verdict::understated_memory);
 }
 

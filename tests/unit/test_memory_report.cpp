@@ -38,21 +38,21 @@ TEST(MemoryReport, TheClaimStandsBesideWhatTheHarnessSaw) {
       << section;
 }
 
-// A GPU worker's host memory is recorded, not judged: the report says so
-// beside its figure, and gives the device's.
-TEST(MemoryReport, AGpuWorkersHostMemoryIsMarkedRecorded) {
+// A GPU worker's host memory stands in the host column beside the device's,
+// and the report says it is judged with the runtime's allowance.
+TEST(MemoryReport, AGpuWorkersHostMemoryStandsBesideItsDeviceMemory) {
   RunResults r;
   r.run.complete = true;
   r.entries.push_back(kv_entry("on-gpu", "cuda:0", {{"most_bytes_in_use", 1 << 20},
-                                                     {"witnessed_host_memory_bytes", 300 << 20},
+                                                     {"witnessed_host_memory_bytes", 3 << 20},
                                                      {"witnessed_device_memory_bytes", 2 << 20}}));
   score_results(r);
   const std::string section = memory_sections(r);
-  EXPECT_NE(section.find("| on-gpu | 1.0 MiB (`edge.churn.l2.h4x4.d64`) | 300.0 MiB, recorded (`edge.churn.l2.h4x4.d64`) | "
+  EXPECT_NE(section.find("| on-gpu | 1.0 MiB (`edge.churn.l2.h4x4.d64`) | 3.0 MiB (`edge.churn.l2.h4x4.d64`) | "
                          "2.0 MiB (`edge.churn.l2.h4x4.d64`) |"),
             std::string::npos)
       << section;
-  EXPECT_NE(section.find("host memory is recorded, not judged"), std::string::npos) << section;
+  EXPECT_NE(section.find("judged the same way with 64 MiB more for its runtime's share"), std::string::npos) << section;
 }
 
 TEST(MemoryReport, AChallengeWithoutAMemoryClaimHasNoSection) {

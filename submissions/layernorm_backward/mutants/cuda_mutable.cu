@@ -12,6 +12,8 @@
 // workspace, which a second kernel adds up.
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+
 #include "abi_support.h"
 #include "cuda_support.h"
 
@@ -158,6 +160,37 @@ cudaError_t keep_hidden_copy(const float* x, int64_t rows, int64_t dim, cudaStre
 }
 #endif
 
+#if defined(EXPLOIT_HIDDEN_HOST_STORE) || defined(EXPLOIT_HIDDEN_PINNED_STORE)
+// The exploits cuda-hidden-host-store and cuda-hidden-pinned-store: a host
+// store of their own, outside the declared saved state, holding a copy of
+// every forward's input: pageable heap memory, or pinned memory from the
+// CUDA runtime, which the driver maps through its device files.
+void* host_store = nullptr;
+size_t host_store_bytes = 0;
+
+cudaError_t keep_host_copy(const float* x, int64_t rows, int64_t dim, cudaStream_t stream) {
+  const size_t bytes = static_cast<size_t>(rows * dim) * sizeof(float);
+  if (bytes > host_store_bytes) {
+#ifdef EXPLOIT_HIDDEN_PINNED_STORE
+    if (host_store != nullptr) cudaFreeHost(host_store);
+    host_store = nullptr;
+    host_store_bytes = 0;
+    const cudaError_t err = cudaMallocHost(&host_store, bytes);
+    if (err != cudaSuccess) return err;
+#else
+    std::free(host_store);
+    host_store = std::malloc(bytes);
+    host_store_bytes = 0;
+    if (host_store == nullptr) return cudaErrorMemoryAllocation;
+#endif
+    host_store_bytes = bytes;
+  }
+  // Waited for, so that every page of the store is written when the call returns.
+  const cudaError_t err = cudaMemcpyAsync(host_store, x, bytes, cudaMemcpyDeviceToHost, stream);
+  return err == cudaSuccess ? cudaStreamSynchronize(stream) : err;
+}
+#endif
+
 harness_status forward(const float* x, const float* gamma, const float* beta, int64_t rows, int64_t dim, float eps,
                        float* y, void* saved, void* stream) {
   forward_kernel<<<static_cast<unsigned>(rows), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
@@ -165,6 +198,9 @@ harness_status forward(const float* x, const float* gamma, const float* beta, in
   cudaError_t err = cudaGetLastError();
 #ifdef EXPLOIT_HIDDEN_INPUT_STORE
   if (err == cudaSuccess) err = keep_hidden_copy(x, rows, dim, static_cast<cudaStream_t>(stream));
+#endif
+#if defined(EXPLOIT_HIDDEN_HOST_STORE) || defined(EXPLOIT_HIDDEN_PINNED_STORE)
+  if (err == cudaSuccess) err = keep_host_copy(x, rows, dim, static_cast<cudaStream_t>(stream));
 #endif
   return err == cudaSuccess ? HARNESS_STATUS_OK : layernorm_abi::cuda_fail("forward_kernel", err);
 }
