@@ -45,8 +45,8 @@ class WorkerExecutor : public Executor {
   std::string drain_output(size_t max_bytes) override;
   std::string device_clock() const override;
   // What the worker holds of its own in host memory
-  // (resident_private_bytes), starting one if none runs. A CUDA worker's is
-  // recorded, not judged (CaseContext::witness_memory).
+  // (resident_private_bytes), starting one if none runs; judged, a CUDA
+  // worker's with its runtime's allowance (CaseContext::witness_memory).
   std::optional<int64_t> resident_bytes() override;
   std::optional<int64_t> resident_before_load() override;
   // A CPU worker stops: the next request starts a fresh one. A CUDA worker

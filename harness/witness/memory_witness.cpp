@@ -44,10 +44,12 @@ std::optional<int64_t> status_bytes(pid_t pid, const std::string& field) {
 }
 
 // Whether a mapping's path names shared memory: a memory file, a shared
-// anonymous mapping (shown as /dev/zero), System V shared memory, a file in
-// /dev/shm, or an NVIDIA device file, through which the driver maps the
-// pinned host memory a CUDA worker allocates (resident, counted as shared
-// memory rather than anonymous: unseen, cuda-hidden-pinned-store passed).
+// anonymous mapping (shown as /dev/zero: pinned host memory from
+// cudaMallocHost is one), System V shared memory, a file in /dev/shm, or an
+// NVIDIA device file, through which the driver maps memory of its own into
+// a CUDA process (72 MiB at the runtime's start on an H200; a baseline's
+// part, the same through every honest case: scripts/gpu/host_memory_probe.cu,
+// reports/gpu-h200-witnesses).
 bool shared_memory_path(const std::string& path) {
   return path.rfind("/memfd:", 0) == 0 || path.rfind("/dev/zero", 0) == 0 || path.rfind("/SYSV", 0) == 0 ||
          path.rfind("/dev/shm/", 0) == 0 || path.rfind("/dev/nvidia", 0) == 0;

@@ -814,7 +814,7 @@ TEST(CaseContext, AGpuMemoryScoreTakesTheClaimAsAtLeastTheDevicesGrowthBeyondIts
 }
 
 // A GPU worker's host memory is judged against its claim as a CPU worker's
-// is, with its runtime's allowance (64 MiB) besides the CPU's: 500 MiB
+// is, with its runtime's allowance (64 MiB) in place of the CPU's: 500 MiB
 // grown beyond a claim of 16 KiB is understated_memory in both, 40 MiB
 // only in the CPU worker. What the GPU worker holds beyond the allowance
 // adds to the score's floor; with the verdict off it passes.

@@ -52,7 +52,7 @@ TEST(MemoryReport, AGpuWorkersHostMemoryStandsBesideItsDeviceMemory) {
                          "2.0 MiB (`edge.churn.l2.h4x4.d64`) |"),
             std::string::npos)
       << section;
-  EXPECT_NE(section.find("judged the same way with 64 MiB more for its runtime's share"), std::string::npos) << section;
+  EXPECT_NE(section.find("judged the same way with an allowance of 64 MiB for its runtime's share"), std::string::npos) << section;
 }
 
 TEST(MemoryReport, AChallengeWithoutAMemoryClaimHasNoSection) {

@@ -164,7 +164,7 @@ cudaError_t keep_hidden_copy(const float* x, int64_t rows, int64_t dim, cudaStre
 // The exploits cuda-hidden-host-store and cuda-hidden-pinned-store: a host
 // store of their own, outside the declared saved state, holding a copy of
 // every forward's input: pageable heap memory, or pinned memory from the
-// CUDA runtime, which the driver maps through its device files.
+// CUDA runtime (a shared anonymous mapping).
 void* host_store = nullptr;
 size_t host_store_bytes = 0;
 
