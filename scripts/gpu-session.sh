@@ -8,7 +8,8 @@
 #   build     build everything for this GPU's architecture      build.log
 #   probe     one small case of each challenge's CUDA kernel,
 #             and where one fails, again with each sandbox part
-#             off in turn, to name the part that stops CUDA     probe.log
+#             off in turn, to name the part that stops CUDA; and
+#             where a CUDA process's host memory shows in /proc probe.log
 #   tests     the GPU-labelled tests                            tests.log
 #   witness   the device-memory witness's GPU test alone        witness.log
 #   selftest  every CUDA mutant and control gets its verdict    selftest.{log,json,md}
@@ -45,7 +46,7 @@ for a in "$@"; do
     *) echo "gpu-session: unknown step '$a' (build probe tests witness selftest sanitize run peer, --dry-run)" >&2; exit 2 ;;
   esac
 done
-[ ${#steps[@]} -gt 0 ] || { sed -n '2,33p' "$0"; exit 2; }
+[ ${#steps[@]} -gt 0 ] || { sed -n '2,34p' "$0"; exit 2; }
 declare -A limit=()
 for l in ${STEP_LIMITS:-}; do limit[${l%%=*}]=${l#*=}; done
 current_step=""
@@ -144,6 +145,7 @@ step_probe() {
   say "probe: one case per challenge on cuda"
   do_ probe.log nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap,clocks.sm,clocks.mem --format=csv
   do_ probe.log uname -a
+  do_ probe.log build/host_memory_probe || failed+=("host memory probe")
   local entry part
   for entry in "softmax_topk correctness.normal.r64.v1024.k10" "layernorm_backward correctness.normal.r512.d768" \
                "kv_cache correctness.batch.l2.h8x8.d64"; do

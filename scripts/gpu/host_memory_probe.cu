@@ -4,7 +4,8 @@
 // memory written). It tells which of a GPU worker's host memory the memory
 // witness (harness/witness/memory_witness.cpp) can see.
 //
-//   nvcc -O2 -o host_memory_probe scripts/gpu/host_memory_probe.cu && ./host_memory_probe
+// Built with the CUDA path as build/host_memory_probe; run by
+// scripts/gpu-session.sh's probe step.
 #include <cuda_runtime.h>
 
 #include <cstdio>
