@@ -70,9 +70,10 @@ void memory(std::string& out, const Group& g) {
                      "touched are not either; for a process submission, every process of its group and the files "
                      "it keeps in its scratch folder): far above the claim it is `understated_memory`. A GPU "
                      "worker's host memory, pinned memory among it, is judged the same way with an allowance of "
-                     "64 MiB for its runtime's share. On a GPU, the device memory the driver reports for the worker: what it holds "
-                     "beyond the claim, past what a sound GPU submission may hold besides (64 MiB of context and "
-                     "scratch, and for a kv_cache its pool up to the budget and an attend's scores), is "
+                     "64 MiB for its runtime's share. On a GPU, the device memory the driver reports for the "
+                     "worker: what it holds beyond the claim, past what a sound GPU submission may hold besides "
+                     "(64 MiB of context and scratch, and for a kv_cache its pool up to the budget and an attend's "
+                     "scores), is "
                      "`understated_memory` when far above the claim, and counts in the memory score "
                      "otherwise.\n\n| Submission | Claimed | Witnessed on the host | Witnessed on the device |\n"
                      "|---|---|---|---|\n{}\n",

@@ -231,9 +231,9 @@ int64_t CaseContext::witness_memory(const std::string& what, int64_t claimed, co
   const std::optional<int64_t> now = executor_.resident_bytes();
   if (!now) return device_floor;
   const bool gpu = device_.kind == "cuda";
-  // A GPU worker's host memory is judged against the same claim with its
-  // runtime's allowance besides: a store kept there (pinned or pageable)
-  // is memory the submission holds as much as one on the device.
+  // A GPU worker's host memory is judged against the same claim, with its
+  // runtime's allowance in place of the CPU's: a store kept there (pinned
+  // or pageable) is memory the submission holds as much as one on the device.
   const int64_t allowance = gpu ? kGpuHostMemoryAllowanceBytes : kMemoryAllowanceBytes;
   const MemoryJudgement j = judge_memory(claimed, *baseline.resident, *now, allowance);
   auto& witnessed = result_.metrics[gpu ? "witnessed_host_memory_bytes" : "witnessed_memory_bytes"];
