@@ -8,7 +8,7 @@
 #include "harness/core/error.h"
 #include "harness/device/device_info.h"
 #include "harness/device/peak_cache.h"
-#include "harness/report/format.h"
+#include "harness/core/format.h"
 
 namespace harness {
 

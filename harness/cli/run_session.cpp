@@ -12,7 +12,7 @@
 #include "harness/core/files.h"
 #include "harness/core/system_info.h"
 #include "harness/device/peak_cache.h"
-#include "harness/report/format.h"
+#include "harness/core/format.h"
 #include "harness/report/junit_report.h"
 #include "harness/report/markdown_report.h"
 #include "harness/results/results_json.h"

@@ -7,7 +7,7 @@
 
 #include "harness/results/results.h"
 #include "harness/runner/run_plan.h"
-#include "harness/runner/run_settings.h"
+#include "harness/challenge_api/run_settings.h"
 
 namespace harness {
 

@@ -9,7 +9,7 @@
 
 #include "harness/compare/rank_test.h"
 #include "harness/core/error.h"
-#include "harness/report/format.h"
+#include "harness/core/format.h"
 
 namespace harness {
 

@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "harness/core/error.h"
-#include "harness/runner/challenge.h"
+#include "harness/challenge_api/challenge.h"
 #include "harness/scoring/scoring.h"
 
 namespace harness {

@@ -8,7 +8,7 @@
 
 #include "harness/core/error.h"
 #include "harness/core/files.h"
-#include "harness/results/results_json.h"
+#include "harness/device/peak_json.h"
 
 namespace harness {
 

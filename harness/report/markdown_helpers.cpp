@@ -6,8 +6,8 @@
 #include <exception>
 #include <set>
 
-#include "harness/report/format.h"
-#include "harness/runner/challenge_config.h"
+#include "harness/core/format.h"
+#include "harness/definitions/challenge_config.h"
 
 namespace harness::markdown {
 

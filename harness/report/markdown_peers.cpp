@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "harness/report/format.h"
+#include "harness/core/format.h"
 #include "harness/report/markdown_helpers.h"
 
 namespace harness::markdown {

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <map>
 
-#include "harness/report/format.h"
+#include "harness/core/format.h"
 #include "harness/report/markdown_sections.h"
-#include "harness/runner/challenge_config.h"
+#include "harness/definitions/challenge_config.h"
 
 namespace harness {
 

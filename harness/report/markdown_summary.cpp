@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "harness/report/format.h"
+#include "harness/core/format.h"
 #include "harness/report/markdown_helpers.h"
 #include "harness/report/markdown_sections.h"
 #include "harness/results/verdict_counts.h"

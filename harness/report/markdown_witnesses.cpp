@@ -6,7 +6,7 @@
 #include <optional>
 #include <utility>
 
-#include "harness/report/format.h"
+#include "harness/core/format.h"
 #include "harness/report/markdown_helpers.h"
 #include "harness/report/markdown_sections.h"
 

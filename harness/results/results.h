@@ -14,7 +14,7 @@
 #include "harness/core/system_info.h"
 #include "harness/device/device_info.h"
 #include "harness/device/roofline.h"
-#include "harness/runner/verdict.h"
+#include "harness/definitions/verdict.h"
 
 namespace harness {
 

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "harness/device/peak_json.h"
 #include "harness/results/results.h"
 
 namespace harness {
@@ -16,8 +17,6 @@ nlohmann::json to_json(const RunResults& results);
 RunResults results_from_json(const nlohmann::json& document, const std::string& origin);
 RunResults load_results(const std::string& path);
 
-nlohmann::json to_json(const PeakBandwidth& peak);
-PeakBandwidth peak_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const DeviceInfo& device);
 DeviceInfo device_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const CaseResult& c);

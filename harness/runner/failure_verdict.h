@@ -5,7 +5,7 @@
 #include <exception>
 #include <string>
 
-#include "harness/runner/verdict.h"
+#include "harness/definitions/verdict.h"
 
 namespace harness {
 

@@ -9,8 +9,8 @@
 
 #include "harness/device/device_info.h"
 #include "harness/results/results.h"
-#include "harness/runner/challenge.h"
-#include "harness/runner/control_executor.h"
+#include "harness/challenge_api/challenge.h"
+#include "harness/executors/control_executor.h"
 #include "harness/submissions/catalog.h"
 
 namespace harness {

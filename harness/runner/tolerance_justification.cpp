@@ -7,7 +7,7 @@
 #include <set>
 
 #include "harness/core/error.h"
-#include "harness/runner/challenge_config.h"
+#include "harness/definitions/challenge_config.h"
 
 namespace harness {
 

@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "harness/runner/verdict.h"
+#include "harness/definitions/verdict.h"
 
 namespace harness {
 

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "harness/core/error.h"
-#include "harness/runner/challenge.h"
+#include "harness/challenge_api/challenge.h"
 
 namespace harness {
 

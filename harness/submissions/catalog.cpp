@@ -9,7 +9,7 @@
 
 #include "harness/core/error.h"
 #include "harness/core/files.h"
-#include "harness/runner/challenge_config.h"
+#include "harness/definitions/challenge_config.h"
 #include "harness/submissions/process_command.h"
 
 #ifndef HARNESS_BUILD_DIR

@@ -1,6 +1,6 @@
 // harness-worker: loads one submission and serves the harness's requests
 // over the socket on fd 3. Started by the harness only (see
-// harness/runner/worker_executor.cpp); its stdout and stderr go to a log.
+// harness/executors/worker_executor.cpp); its stdout and stderr go to a log.
 #include <signal.h>
 
 #include <cstdio>

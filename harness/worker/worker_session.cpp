@@ -7,7 +7,7 @@
 #include <exception>
 
 #include "harness/core/clock.h"
-#include "harness/core/timing_loop.h"
+#include "harness/timing/timing_loop.h"
 
 namespace harness {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "harness/core/processes.h"
-#include "harness/runner/worker_executor.h"
+#include "harness/executors/worker_executor.h"
 #include "harness/witness/memory_witness.h"
 #include "support/test_support.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "harness/results/results_json.h"
-#include "harness/runner/challenge.h"
+#include "harness/challenge_api/challenge.h"
 #include "support/test_support.h"
 
 namespace harness {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "harness/core/stats.h"
-#include "harness/runner/worker_executor.h"
+#include "harness/executors/worker_executor.h"
 #include "harness/witness/timing_witness.h"
 #include "support/test_support.h"
 

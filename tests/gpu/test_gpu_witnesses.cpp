@@ -12,7 +12,7 @@
 
 #include "gpu/gpu_test_support.h"
 #include "harness/results/results_json.h"
-#include "harness/runner/verdict.h"
+#include "harness/definitions/verdict.h"
 #include "harness/witness/timing_witness.h"
 #include "support/test_support.h"
 

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "harness/core/rng.h"
-#include "harness/runner/challenge.h"
+#include "harness/challenge_api/challenge.h"
 #include "kv_cache/host/churn_plan.h"
 #include "kv_cache/host/kv_case.h"
 #include "kv_cache/host/workloads.h"

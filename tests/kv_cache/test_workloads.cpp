@@ -8,8 +8,8 @@
 #include <functional>
 #include <map>
 
-#include "harness/runner/case_context.h"
-#include "harness/runner/challenge.h"
+#include "harness/challenge_api/case_context.h"
+#include "harness/challenge_api/challenge.h"
 #include "harness_abi.h"
 #include "kv_cache.h"
 #include "kv_cache/attention_reference.h"

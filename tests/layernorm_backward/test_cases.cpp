@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include "harness/runner/challenge.h"
+#include "harness/challenge_api/challenge.h"
 #include "layernorm_backward/host/ln_case.h"
 
 namespace layernorm {

@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "harness/runner/challenge.h"
+#include "harness/challenge_api/challenge.h"
 #include "layernorm_backward/host/check.h"
 #include "layernorm_backward/host/data.h"
 #include "layernorm_backward/layernorm_reference.h"

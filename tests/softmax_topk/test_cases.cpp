@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "harness/runner/challenge.h"
+#include "harness/challenge_api/challenge.h"
 #include "softmax_topk/host/topk_case.h"
 
 namespace softmax_topk {

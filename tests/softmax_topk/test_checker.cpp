@@ -12,7 +12,7 @@
 
 #include "softmax_topk/host/check.h"
 #include "softmax_topk/host/data.h"
-#include "harness/runner/challenge.h"
+#include "harness/challenge_api/challenge.h"
 
 namespace softmax_topk {
 namespace {

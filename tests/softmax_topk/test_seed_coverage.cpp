@@ -8,7 +8,7 @@
 #include <functional>
 #include <vector>
 
-#include "harness/runner/challenge.h"
+#include "harness/challenge_api/challenge.h"
 #include "softmax_topk/host/data.h"
 #include "softmax_topk/host/topk_case.h"
 

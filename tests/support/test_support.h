@@ -8,8 +8,8 @@
 
 #include "harness/results/results.h"
 #include "harness/runner/run_plan.h"
-#include "harness/runner/run_settings.h"
-#include "harness/runner/worker_executor.h"
+#include "harness/challenge_api/run_settings.h"
+#include "harness/executors/worker_executor.h"
 #include "harness/submissions/catalog.h"
 
 namespace harness::testing {

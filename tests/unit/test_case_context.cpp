@@ -12,8 +12,8 @@
 
 #include "harness/core/error.h"
 #include "harness/core/rng.h"
-#include "harness/runner/case_context.h"
-#include "harness/runner/stateless_driver.h"
+#include "harness/challenge_api/case_context.h"
+#include "harness/challenge_api/stateless_driver.h"
 #include "harness/witness/device_memory.h"
 #include "harness/witness/timing_witness.h"
 #include "support/test_support.h"

@@ -2,7 +2,7 @@
 // the console and the report cell (which show a message's start) see it.
 #include <gtest/gtest.h>
 
-#include "harness/runner/exception_headline.h"
+#include "harness/executors/exception_headline.h"
 
 namespace harness {
 namespace {

@@ -3,7 +3,7 @@
 // challenge, or the checker cannot be trusted.
 #include <gtest/gtest.h>
 
-#include "harness/runner/challenge.h"
+#include "harness/challenge_api/challenge.h"
 #include "support/test_support.h"
 
 namespace harness {

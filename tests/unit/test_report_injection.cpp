@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "harness/report/format.h"
+#include "harness/core/format.h"
 #include "harness/report/junit_report.h"
 #include "harness/report/markdown_report.h"
 #include "harness/scoring/scoring.h"

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "harness/core/timing_loop.h"
+#include "harness/timing/timing_loop.h"
 
 namespace harness {
 namespace {

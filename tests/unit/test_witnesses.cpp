@@ -14,7 +14,7 @@
 #include "harness/core/stats.h"
 #include "harness/memory/shared_buffer.h"
 #include "harness/results/results.h"
-#include "harness/runner/case_context.h"
+#include "harness/challenge_api/case_context.h"
 #include "harness/witness/device_memory.h"
 #include "harness/witness/memory_witness.h"
 #include "harness/witness/timing_witness.h"

@@ -5,7 +5,7 @@
 
 #include "harness/core/error.h"
 #include "harness/core/rng.h"
-#include "harness/runner/challenge.h"
+#include "harness/challenge_api/challenge.h"
 #include "kv_cache.h"
 #include "kv_case.h"
 #include "workloads.h"

@@ -210,7 +210,7 @@ void KvSession::time_decode() {
   const int64_t row = static_cast<int64_t>(config_.q_heads) * config_.head_dim;
   // Between rounds: some sequences of the round just timed checked, then new
   // queries, staged so that they appear only as the round's request goes
-  // out (harness/runner/input_stage.h), from a seed no submission can
+  // out (harness/challenge_api/input_stage.h), from a seed no submission can
   // foresee (CaseContext::secret_seed).
   std::vector<float> next_q(static_cast<size_t>(rows * row));
   auto fresh_queries = [&](harness::InputStage& stage) {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "harness/core/error_metrics.h"
-#include "harness/runner/case_context.h"
+#include "harness/challenge_api/case_context.h"
 #include "kv_case.h"
 
 namespace kv {

@@ -10,7 +10,7 @@
 #include "harness/core/error.h"
 #include "harness/core/parallel.h"
 #include "harness/core/rng.h"
-#include "harness/runner/stateless_driver.h"
+#include "harness/challenge_api/stateless_driver.h"
 #include "kv_cache/attention_reference.h"
 
 namespace kv {

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "harness/core/error_metrics.h"
-#include "harness/runner/case_context.h"
+#include "harness/challenge_api/case_context.h"
 #include "kv_case.h"
 
 namespace kv {

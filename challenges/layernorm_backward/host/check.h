@@ -7,7 +7,7 @@
 #include <string>
 
 #include "harness/core/error_metrics.h"
-#include "harness/runner/stateless_driver.h"
+#include "harness/challenge_api/stateless_driver.h"
 #include "ln_case.h"
 
 namespace layernorm {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/runner/case_spec.h"
+#include "harness/challenge_api/case_spec.h"
 
 namespace layernorm {
 

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "harness/runner/stateless_driver.h"
+#include "harness/challenge_api/stateless_driver.h"
 #include "topk_case.h"
 
 namespace softmax_topk {

@@ -1,4 +1,4 @@
-#include "harness/runner/exception_headline.h"
+#include "harness/executors/exception_headline.h"
 
 #include <sstream>
 #include <vector>

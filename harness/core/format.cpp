@@ -1,4 +1,4 @@
-#include "harness/report/format.h"
+#include "harness/core/format.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "harness/runner/verdict.h"
+#include "harness/definitions/verdict.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "harness/runner/input_stage.h"
+#include "harness/challenge_api/input_stage.h"
 
 #include <algorithm>
 #include <cstring>

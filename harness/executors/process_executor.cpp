@@ -1,4 +1,4 @@
-#include "harness/runner/process_executor.h"
+#include "harness/executors/process_executor.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -10,8 +10,8 @@
 #include "harness/core/error.h"
 #include "harness/core/files.h"
 #include "harness/core/npy.h"
-#include "harness/core/timing_loop.h"
-#include "harness/runner/exception_headline.h"
+#include "harness/timing/timing_loop.h"
+#include "harness/executors/exception_headline.h"
 #include "harness/witness/memory_witness.h"
 #include "harness_abi.h"
 

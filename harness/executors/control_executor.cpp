@@ -1,4 +1,4 @@
-#include "harness/runner/control_executor.h"
+#include "harness/executors/control_executor.h"
 
 #include <cstring>
 

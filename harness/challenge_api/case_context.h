@@ -15,10 +15,10 @@
 #include "harness/core/rng.h"
 #include "harness/device/device_info.h"
 #include "harness/results/results.h"
-#include "harness/runner/case_spec.h"
-#include "harness/runner/executor.h"
-#include "harness/runner/input_stage.h"
-#include "harness/runner/run_settings.h"
+#include "harness/challenge_api/case_spec.h"
+#include "harness/challenge_api/executor.h"
+#include "harness/challenge_api/input_stage.h"
+#include "harness/challenge_api/run_settings.h"
 
 namespace harness {
 

@@ -14,7 +14,7 @@
 
 #include "harness/ipc/protocol.h"
 #include "harness/memory/shared_tensor.h"
-#include "harness/runner/verdict.h"
+#include "harness/definitions/verdict.h"
 #include "harness/witness/device_memory.h"
 
 namespace harness {
@@ -30,7 +30,7 @@ struct Binding {
 // executor given one calls the sets in whole rounds (each set once, in
 // order), has the round's outputs in the sets' tensors and calls it before
 // every round but the first, immediately before the round's request (the
-// new inputs are written at its very end: harness/runner/input_stage.h),
+// new inputs are written at its very end: harness/challenge_api/input_stage.h),
 // and ends the timing after a whole round, so each set's outputs answer its
 // current inputs. Empty: the sets keep their inputs.
 using FreshInputs = std::function<void()>;

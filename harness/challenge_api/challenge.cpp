@@ -1,4 +1,4 @@
-#include "harness/runner/challenge.h"
+#include "harness/challenge_api/challenge.h"
 
 #include <fmt/ranges.h>
 

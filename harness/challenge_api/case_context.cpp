@@ -1,4 +1,4 @@
-#include "harness/runner/case_context.h"
+#include "harness/challenge_api/case_context.h"
 
 #include <fmt/ranges.h>
 
@@ -303,7 +303,7 @@ const TimingResult& CaseContext::time(const std::string& op, const nlohmann::jso
       InputStage stage;
       fresh(stage);
       // Everything else for the round before the new inputs become visible
-      // (harness/runner/input_stage.h): a worker watching its inputs gets no
+      // (harness/challenge_api/input_stage.h): a worker watching its inputs gets no
       // head start but the burst of publish().
       std::set<const SharedTensor*> snapshotted;
       for (size_t s = 0; s < sets.size(); ++s) {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/runner/challenge.h"
-#include "harness/runner/executor.h"
+#include "harness/challenge_api/challenge.h"
+#include "harness/challenge_api/executor.h"
 
 namespace harness {
 

@@ -27,7 +27,7 @@ struct TimedCall {
 //
 // With `new_round`, the calls go in whole rounds (each set once, in order):
 // new_round() runs before every round but the first, and the loop ends only
-// after a whole round (see FreshInputs in harness/runner/executor.h).
+// after a whole round (see FreshInputs in harness/challenge_api/executor.h).
 protocol::TimeReply run_timing_loop(size_t set_count, const std::function<TimedCall(size_t set)>& call,
                                     const protocol::TimingPolicy& policy,
                                     const std::function<void()>& new_round = {});

@@ -1,4 +1,4 @@
-#include "harness/runner/worker_executor.h"
+#include "harness/executors/worker_executor.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <set>
 
 #include "harness/core/error.h"
-#include "harness/runner/verdict.h"
+#include "harness/definitions/verdict.h"
 #include "harness/witness/memory_witness.h"
 
 namespace harness {

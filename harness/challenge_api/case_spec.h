@@ -6,7 +6,7 @@
 #include <string>
 
 #include "harness/device/roofline.h"
-#include "harness/runner/verdict.h"
+#include "harness/definitions/verdict.h"
 
 namespace harness {
 

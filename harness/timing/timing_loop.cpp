@@ -1,4 +1,4 @@
-#include "harness/core/timing_loop.h"
+#include "harness/timing/timing_loop.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "harness/runner/challenge_config.h"
+#include "harness/definitions/challenge_config.h"
 
 #include "harness/core/error.h"
 

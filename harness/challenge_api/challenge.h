@@ -13,8 +13,8 @@
 
 #include "harness/core/tensor.h"
 #include "harness/results/results.h"
-#include "harness/runner/case_spec.h"
-#include "harness/runner/challenge_config.h"
+#include "harness/challenge_api/case_spec.h"
+#include "harness/definitions/challenge_config.h"
 
 namespace harness {
 

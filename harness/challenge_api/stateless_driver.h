@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "harness/core/tensor.h"
-#include "harness/runner/case_context.h"
+#include "harness/challenge_api/case_context.h"
 
 namespace harness {
 

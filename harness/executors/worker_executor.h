@@ -12,8 +12,8 @@
 
 #include "harness/ipc/process_log.h"
 #include "harness/ipc/worker_process.h"
-#include "harness/runner/executor.h"
-#include "harness/runner/verdict.h"
+#include "harness/challenge_api/executor.h"
+#include "harness/definitions/verdict.h"
 
 namespace harness {
 

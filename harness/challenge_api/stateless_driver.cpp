@@ -1,4 +1,4 @@
-#include "harness/runner/stateless_driver.h"
+#include "harness/challenge_api/stateless_driver.h"
 
 #include <algorithm>
 #include <cstring>

@@ -6,9 +6,9 @@
 #include <set>
 
 #include "harness/core/clock.h"
-#include "harness/core/timing_loop.h"
-#include "harness/runner/verdict.h"
-#include "harness/runner/worker_executor.h"
+#include "harness/timing/timing_loop.h"
+#include "harness/definitions/verdict.h"
+#include "harness/executors/worker_executor.h"
 
 namespace harness {
 

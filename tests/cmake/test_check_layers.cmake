@@ -1,0 +1,20 @@
+# A tree whose core includes the cli, and whose runner includes core: the
+# layer check must refuse the first, name it, and leave the second alone.
+file(REMOVE_RECURSE ${WORK})
+foreach(folder core definitions sandbox ipc memory timing worker device results witness challenge_api scoring
+               submissions executors compare report runner cli)
+  file(MAKE_DIRECTORY ${WORK}/harness/${folder})
+endforeach()
+file(WRITE ${WORK}/harness/core/low.h "#include \"harness/cli/high.h\"\n")
+file(WRITE ${WORK}/harness/runner/fine.cpp "#include \"harness/core/low.h\"\n")
+file(WRITE ${WORK}/harness/cli/high.h "#pragma once\n")
+execute_process(COMMAND ${PYTHON} ${SCRIPT} ${WORK} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 1)
+  message(FATAL_ERROR "the check exited ${rc} on an upward include:\n${out}")
+endif()
+if(NOT out MATCHES "harness/core/low.h:1: core includes harness/cli, a floor above it")
+  message(FATAL_ERROR "the check did not name the upward include:\n${out}")
+endif()
+if(out MATCHES "fine.cpp")
+  message(FATAL_ERROR "the check refused a downward include:\n${out}")
+endif()
