@@ -60,6 +60,7 @@ class WorkerExecutor : public Executor {
   int starts() const { return starts_; }
 
  private:
+  friend class BatchedTiming;
   // Starts the worker if none runs; loading may take at most timeout_s.
   void ensure_started(double timeout_s);
   // Asks the worker to exit, and kills it if it does not within 2 s.

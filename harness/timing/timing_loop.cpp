@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "harness/core/clock.h"
+#include "harness/timing/warmup_rule.h"
 
 namespace harness {
 
@@ -33,10 +34,9 @@ protocol::TimeReply run_timing_loop(size_t set_count, const std::function<TimedC
   auto round_open = [&] { return new_round && calls_made % n != 0; };
 
   const int64_t warmup_start = monotonic_ns();
-  const auto warmup_ns = static_cast<int64_t>(policy.warmup_ms * 1e6);
+  const WarmupRule warmup(policy, n);
   size_t index = 0;
-  // A bounded warm-up: every set once, then more until warmup_ms has passed.
-  while (index < n || round_open() || (monotonic_ns() - warmup_start < warmup_ns && index < 100 * n)) {
+  while (round_open() || warmup.wants_more(index, static_cast<double>(monotonic_ns() - warmup_start))) {
     const TimedCall c = call(index % n);
     if (c.status != 0) {
       reply.status = c.status;
