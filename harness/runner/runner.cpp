@@ -12,6 +12,7 @@
 #include "harness/challenge_api/case_context.h"
 #include "harness/executors/control_executor.h"
 #include "harness/runner/failure_verdict.h"
+#include "harness/runner/speed_of_light.h"
 #include "harness/executors/process_executor.h"
 #include "harness/executors/worker_executor.h"
 #include "harness/sandbox/memory_limit.h"
@@ -104,19 +105,9 @@ void run_one_case(const RunSettings& settings, const PlannedEntry& entry, const 
     CaseContext ctx(spec, settings, executor, *entry.device, result);
     entry.challenge->run_case(spec, ctx);
     result.verdict = Verdict::pass;
-    // Speed of light: a correct answer faster than its byte model allows
-    // at the measured ceilings cannot be real (skipped work, a cached
-    // answer). Only meaningful when the rotating input sets really missed
-    // the cache.
-    const auto& peak = entry.device->peak;
-    const double ceiling = peak ? roofline_ceiling_bytes_per_second(*peak, result.bytes) : 0;
-    if (result.bandwidth && ceiling > 0 && result.timing && result.timing->cache_cold && *result.bandwidth > ceiling) {
+    if (const auto message = impossible_speed(result, *entry.device)) {
       result.verdict = Verdict::impossible_speed;
-      result.message = fmt::format(
-          "{:.1f} GB/s is beyond this case's roofline of {:.1f} GB/s plus 10% ({:.0f} bytes read, {:.0f} written, at "
-          "the measured read and write ceilings): {:.1f} us per call",
-          *result.bandwidth / 1e9, ceiling / 1.10 / 1e9, result.bytes.read, result.bytes.written,
-          result.timing->scored_median_ns() / 1e3);
+      result.message = *message;
     }
   } catch (...) {
     const FailureVerdict failure = verdict_of_failure(std::current_exception());
