@@ -7,6 +7,7 @@
 #include <string>
 
 #include "harness/device/peak_json.h"
+#include "harness/results/case_json.h"
 #include "harness/results/results.h"
 
 namespace harness {
@@ -19,7 +20,5 @@ RunResults load_results(const std::string& path);
 
 nlohmann::json to_json(const DeviceInfo& device);
 DeviceInfo device_from_json(const nlohmann::json& j);
-nlohmann::json to_json(const CaseResult& c);
-nlohmann::json to_json(const Scores& scores);
 
 }  // namespace harness
