@@ -9,8 +9,7 @@
 #include "harness/core/clock.h"
 #include "harness/core/error.h"
 #include "harness/core/files.h"
-#include "harness/core/npy.h"
-#include "harness/timing/timing_loop.h"
+#include "harness/executors/scratch_files.h"
 #include "harness/executors/exception_headline.h"
 #include "harness/witness/memory_witness.h"
 #include "harness_abi.h"
@@ -27,12 +26,6 @@ constexpr size_t kOutputInMessages = 1500;
 
 std::string client_path() { return std::string(HARNESS_SOURCE_DIR) + "/harness/clients/python"; }
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string text;
-  for (size_t i = 0; i < shape.size(); ++i) text += fmt::format("{}{}", i ? ", " : "", shape[i]);
-  return "[" + text + "]";
-}
-
 std::string truncated(const std::string& text, size_t max = 200) {
   return text.size() > max ? text.substr(0, max) + "..." : text;
 }
@@ -44,28 +37,6 @@ std::string string_field(const json& reply, const char* key) {
   if (it == reply.end() || it->is_null()) return "";
   if (!it->is_string()) throw UntrustedInputError(fmt::format("the reply's \"{}\" is {}, not a string", key, truncated(it->dump())));
   return it->get<std::string>();
-}
-
-// Makes way for a file the harness writes or reads in the scratch folder,
-// which the process can write too. A file or a link there is removed; a
-// folder (or a device, a FIFO) in its place is the process's doing: it is
-// removed as well, and costs the case.
-void clear_scratch_path(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code error;
-  const fs::file_status status = fs::symlink_status(path, error);
-  if (status.type() == fs::file_type::not_found) return;
-  if (error) throw UntrustedInputError(fmt::format("cannot look at scratch file {}: {}", path, error.message()));
-  const bool plain = status.type() == fs::file_type::regular || status.type() == fs::file_type::symlink;
-  if (plain) {
-    if (fs::remove(path, error)) return;
-    throw UntrustedInputError(fmt::format("cannot remove scratch file {} ({}): the process changed the scratch folder",
-                                          path, error.message()));
-  }
-  fs::remove_all(path, error);
-  throw UntrustedInputError(fmt::format("the process put a {} where the harness's scratch file {} goes{}",
-                                        status.type() == fs::file_type::directory ? "folder" : "special file", path,
-                                        error ? " (and it cannot be removed: " + error.message() + ")" : " (removed)"));
 }
 
 }  // namespace
@@ -214,80 +185,6 @@ int32_t ProcessExecutor::status_of(const json& reply, int64_t id, const std::str
                                                      what, reply.value("status", json()).dump()));
 }
 
-json ProcessExecutor::call_request(const std::string& op, const json& scalars, const std::vector<Binding>& tensors,
-                                   const std::string& prefix, bool staged) {
-  json inputs = json::object(), outputs = json::object();
-  for (const Binding& b : tensors) {
-    const TensorSpec& spec = b.tensor->spec();
-    const std::string path = fmt::format("{}/{}-{}.npy", target_.scratch, prefix, spec.name);
-    if (b.access == protocol::Access::in) {
-      if (staged) {
-        write_npy(fmt::format("{}/{}-{}.npy", staging_folder(target_), prefix, spec.name), spec.dtype, spec.shape,
-                  b.tensor->raw());
-      } else {
-        clear_scratch_path(path);
-        write_npy(path, spec.dtype, spec.shape, b.tensor->raw());
-      }
-      inputs[spec.name] = path;
-    } else {
-      const std::string out = fmt::format("{}/{}-{}.out.npy", target_.scratch, prefix, spec.name);
-      outputs[spec.name] = json{{"path", out}, {"dtype", dtype_name(spec.dtype)}, {"shape", spec.shape}};
-    }
-  }
-  return json{{"type", "call"}, {"op", op}, {"scalars", scalars}, {"inputs", inputs}, {"outputs", outputs}};
-}
-
-void ProcessExecutor::reveal_inputs(const std::vector<Binding>& tensors, const std::string& prefix) {
-  for (const Binding& b : tensors) {
-    if (b.access != protocol::Access::in) continue;
-    const std::string name = fmt::format("{}-{}.npy", prefix, b.tensor->spec().name);
-    const std::string from = staging_folder(target_) + "/" + name;
-    const std::string to = target_.scratch + "/" + name;
-    clear_scratch_path(to);
-    if (std::rename(from.c_str(), to.c_str()) != 0) {
-      throw std::runtime_error(fmt::format("cannot move staged input {} to {}: {}", from, to, std::strerror(errno)));
-    }
-  }
-}
-
-void ProcessExecutor::clear_inputs(const std::vector<Binding>& tensors, const std::string& prefix) {
-  for (const Binding& b : tensors) {
-    if (b.access == protocol::Access::in) clear_scratch_path(fmt::format("{}/{}-{}.npy", target_.scratch, prefix, b.tensor->spec().name));
-  }
-}
-
-void ProcessExecutor::read_outputs(const std::vector<Binding>& tensors, const std::string& prefix, const std::string& what) {
-  for (const Binding& b : tensors) {
-    if (!protocol::is_written(b.access)) continue;
-    const TensorSpec& spec = b.tensor->spec();
-    const std::string path = fmt::format("{}/{}-{}.out.npy", target_.scratch, prefix, spec.name);
-    std::error_code ignored;
-    if (std::filesystem::symlink_status(path, ignored).type() == std::filesystem::file_type::not_found) {
-      throw VerdictException(Verdict::error, fmt::format("{}: the process replied ok but did not write output {} ({})", what, spec.name, path));
-    }
-    NpyArray array;
-    try {
-      // At most the size the expected tensor takes: never read gigabytes
-      // because a process wrote (or faked, sparsely) a huge file.
-      array = read_npy(path, npy_max_file_bytes(spec.dtype, spec.shape));
-    } catch (const UntrustedInputError& e) {
-      try {
-        clear_scratch_path(path);  // not to be found again by the next call
-      } catch (const UntrustedInputError&) {
-        // What read_npy found wrong says more than that it was no file.
-      }
-      throw VerdictException(Verdict::error, fmt::format("{}: output {}: {}", what, spec.name, e.what()));
-    }
-    if (array.dtype != spec.dtype || array.shape != spec.shape) {
-      throw VerdictException(Verdict::error, fmt::format("{}: output {} is {}{}, expected {}{}", what, spec.name,
-                                                         dtype_name(array.dtype), shape_text(array.shape),
-                                                         dtype_name(spec.dtype), shape_text(spec.shape)));
-    }
-    std::memcpy(b.tensor->raw(), array.data.data(), array.data.size());
-    clear_scratch_path(path);
-  }
-}
-
 std::optional<int64_t> ProcessExecutor::resident_bytes() {
   ensure_started();
   if (trims_) {
@@ -330,72 +227,6 @@ protocol::CallReply ProcessExecutor::call(const std::string& op, const json& sca
     if (answer.contains("scalars") && answer["scalars"].is_object()) reply.scalars = answer["scalars"];
   }
   clear_inputs(tensors, prefix);
-  return reply;
-}
-
-protocol::TimeReply ProcessExecutor::time(const std::string& op, const json& scalars,
-                                          const std::vector<std::vector<Binding>>& sets,
-                                          const protocol::TimingPolicy& policy, double timeout_s,
-                                          const FreshInputs& fresh) {
-  ensure_started();
-  protocol::TimeReply reply;
-  if (!ops_.count(op)) {
-    reply.status = HARNESS_STATUS_UNSUPPORTED;
-    reply.message = fmt::format("the process does not implement op {}", op);
-    return reply;
-  }
-  // Inputs once per set and round, written where the process cannot see
-  // them and moved into its scratch folder as their call goes out: a
-  // process that watched its folder could otherwise start on a set while
-  // the harness still writes the others, or during another set's call, in
-  // time no call's timing shows. Outputs deleted before every call, so a
-  // call that does not write them is caught.
-  std::vector<json> requests(sets.size());
-  auto write_inputs = [&] {
-    for (size_t s = 0; s < sets.size(); ++s) requests[s] = call_request(op, scalars, sets[s], fmt::format("timed{}", s), true);
-  };
-  std::vector<bool> revealed(sets.size(), false);
-  write_inputs();
-  const std::string what = op + " (timed repetitions)";
-  auto one_call = [&](size_t s) {
-    for (const Binding& b : sets[s]) {
-      if (protocol::is_written(b.access)) clear_scratch_path(fmt::format("{}/timed{}-{}.out.npy", target_.scratch, s, b.tensor->spec().name));
-    }
-    if (!revealed[s]) reveal_inputs(sets[s], fmt::format("timed{}", s));
-    revealed[s] = true;
-    const int64_t id = next_id_++;
-    json request = requests[s];
-    request["id"] = id;
-    TimedCall timed;
-    const int64_t start = monotonic_ns();
-    const json answer = exchange(request, timeout_s, what);
-    timed.device_ns = timed.wall_ns = static_cast<double>(monotonic_ns() - start);
-    timed.status = status_of(answer, id, what, &reply.message);
-    // The outputs are read as the call replies, its time stopped: a reply
-    // is the claim that they are written. Read when the round ended, a
-    // process could answer a call at once and write its outputs while the
-    // next call was timed (process-exploit-reply-before-work).
-    if (timed.status == HARNESS_STATUS_OK) read_outputs(sets[s], fmt::format("timed{}", s), what);
-    return timed;
-  };
-  std::function<void()> new_round;
-  if (fresh) {
-    // Every output of the round is in the tensors by now: `fresh` checks
-    // them before it gives new inputs.
-    new_round = [&] {
-      fresh();
-      write_inputs();
-      revealed.assign(sets.size(), false);
-    };
-  }
-  const protocol::TimeReply loop = run_timing_loop(sets.size(), one_call, policy, new_round);
-  // The last round's inputs go too: what stays in the scratch folder between
-  // requests is the process's own, and its memory witness counts it.
-  for (size_t s = 0; s < sets.size(); ++s) clear_inputs(sets[s], fmt::format("timed{}", s));
-  reply.status = loop.status;
-  reply.device_ns = loop.device_ns;
-  reply.wall_ns = loop.wall_ns;
-  reply.warmup_calls = loop.warmup_calls;
   return reply;
 }
 

@@ -56,6 +56,7 @@ class ProcessExecutor : public Executor {
   void end_case(Verdict verdict) override;
 
  private:
+  friend class ProcessTiming;
   void ensure_started();
   // Asks the process to exit, and kills it if it does not within 2 s.
   void stop();

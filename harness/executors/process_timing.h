@@ -1,0 +1,42 @@
+// A timing of a process submission: every call timed by the harness's clock
+// from its request to its reply (run_timing_loop), each set's inputs moved
+// into the process's sight only as their call goes out, its outputs read as
+// it replies.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "harness/challenge_api/executor.h"
+#include "harness/timing/timing_loop.h"
+
+namespace harness {
+
+class ProcessExecutor;
+
+class ProcessTiming {
+ public:
+  ProcessTiming(ProcessExecutor& process, const std::string& op, const nlohmann::json& scalars,
+                const std::vector<std::vector<Binding>>& sets, double timeout_s);
+  protocol::TimeReply run(const protocol::TimingPolicy& policy, const FreshInputs& fresh);
+
+ private:
+  // Every set's inputs, written where the process cannot see them.
+  void write_inputs();
+  TimedCall call(size_t set);
+  static std::string prefix(size_t set) { return "timed" + std::to_string(set); }
+
+  ProcessExecutor& process_;
+  const std::string op_;
+  const std::string what_;
+  const nlohmann::json& scalars_;
+  const std::vector<std::vector<Binding>>& sets_;
+  const double timeout_s_;
+  std::vector<nlohmann::json> requests_;
+  std::vector<bool> revealed_;
+  std::string message_;
+};
+
+}  // namespace harness
