@@ -4,13 +4,13 @@
 #include <cmath>
 
 #include "row_softmax.h"
-#include "softmax_topk/cpu/thread_pool.h"
+#include "common/thread_pool.h"
 
 namespace kvcache::cpu {
 
 namespace {
 
-using softmax_topk::cpu::ThreadPool;
+using kernels::common::ThreadPool;
 
 // A task's rows (queries x the group's heads) stay within 32: their states
 // (32 x 132 floats at d = 128, 16.5 KiB) sit in L1 next to the K/V tiles.

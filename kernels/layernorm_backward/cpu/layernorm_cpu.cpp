@@ -5,14 +5,14 @@
 #include <vector>
 
 #include "row_ops.h"
-// The same persistent pool as the softmax_topk kernel (one pool per shared
-// library: each submission is its own .so).
-#include "softmax_topk/cpu/thread_pool.h"
+// The persistent pool the CPU kernels share (one pool per shared library:
+// each submission is its own .so).
+#include "common/thread_pool.h"
 
 namespace layernorm::cpu {
 namespace {
 
-using softmax_topk::cpu::ThreadPool;
+using kernels::common::ThreadPool;
 
 // A forward task covers about this many elements: enough to amortise the
 // pool's hand-out, small enough that the tail of a call stays balanced.

@@ -29,11 +29,13 @@
 #include <stdexcept>
 #include <vector>
 
-#include "thread_pool.h"
+#include "common/thread_pool.h"
 #include "vec_math.h"
 
 namespace softmax_topk::cpu {
 namespace {
+
+using kernels::common::ThreadPool;
 
 constexpr int64_t kChunk = 1024;
 static_assert(kChunk % (4 * kLanes) == 0, "sweeps 1 and 2 unroll by 4 vectors");

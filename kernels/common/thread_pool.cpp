@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace softmax_topk::cpu {
+namespace kernels::common {
 
 ThreadPool& ThreadPool::instance() {
   // A function-local static: its destructor runs at exit, and at dlclose of a
@@ -73,4 +73,4 @@ void ThreadPool::run(int64_t n_tasks, TaskFn fn, void* context) {
   done_.wait(lock, [&] { return busy_workers_ == 0; });
 }
 
-}  // namespace softmax_topk::cpu
+}  // namespace kernels::common

@@ -1,11 +1,11 @@
-// A persistent pool of worker threads for the CPU kernels.
+// A persistent pool of worker threads for the CPU kernels of every challenge.
 //
 // Threads are created once (on first use) and sleep between calls, so a call
 // pays a wake-up, not a thread creation. The calling thread works too: a pool
 // of hardware_concurrency() participants has hardware_concurrency() - 1
 // workers.
-#ifndef SOFTMAX_TOPK_CPU_THREAD_POOL_H
-#define SOFTMAX_TOPK_CPU_THREAD_POOL_H
+#ifndef KERNELS_COMMON_THREAD_POOL_H
+#define KERNELS_COMMON_THREAD_POOL_H
 
 #include <atomic>
 #include <condition_variable>
@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-namespace softmax_topk::cpu {
+namespace kernels::common {
 
 class ThreadPool {
  public:
@@ -57,6 +57,6 @@ class ThreadPool {
   std::atomic<int64_t> next_task_{0};
 };
 
-}  // namespace softmax_topk::cpu
+}  // namespace kernels::common
 
-#endif  // SOFTMAX_TOPK_CPU_THREAD_POOL_H
+#endif  // KERNELS_COMMON_THREAD_POOL_H
