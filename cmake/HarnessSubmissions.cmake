@@ -122,6 +122,8 @@ function(_harness_add_submission manifest root index_var)
 
   # Rebuild when anything the submission can include changes: its folder,
   # the folders of its sources, its include folders and the ABI headers.
+  # CONFIGURE_DEPENDS: a file moved out of a watched folder would otherwise
+  # stay a dependency, and the build stop at "No rule to make target".
   set(_watch_dirs ${_dir} ${_include_dirs})
   foreach(_s IN LISTS _sources)
     get_filename_component(_sd ${_s} DIRECTORY)
@@ -130,10 +132,11 @@ function(_harness_add_submission manifest root index_var)
   list(REMOVE_DUPLICATES _watch_dirs)
   set(_depends ${manifest} ${_HARNESS_SUBMISSION_SCRIPT})
   foreach(_wd IN LISTS _watch_dirs)
-    file(GLOB _files ${_wd}/*.h ${_wd}/*.hpp ${_wd}/*.cuh ${_wd}/*.inc ${_wd}/*.c ${_wd}/*.cc ${_wd}/*.cpp ${_wd}/*.cu)
+    file(GLOB _files CONFIGURE_DEPENDS ${_wd}/*.h ${_wd}/*.hpp ${_wd}/*.cuh ${_wd}/*.inc ${_wd}/*.c ${_wd}/*.cc ${_wd}/*.cpp
+         ${_wd}/*.cu)
     list(APPEND _depends ${_files})
   endforeach()
-  file(GLOB _abi_headers ${PROJECT_SOURCE_DIR}/harness/include/*.h ${PROJECT_SOURCE_DIR}/challenges/*/*.h)
+  file(GLOB _abi_headers CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/harness/include/*.h ${PROJECT_SOURCE_DIR}/challenges/*/*.h)
   list(APPEND _depends ${_abi_headers})
   set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${manifest})
 
