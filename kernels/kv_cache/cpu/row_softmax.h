@@ -2,7 +2,7 @@
 // one query position) against up to kBlockTokens consecutive keys of one
 // block tile, folded into their online-softmax states. Vectorised through
 // GCC/Clang vector extensions (AVX-512, AVX2 or NEON, whatever -march
-// offers), with the exp of kernels/softmax_topk/cpu/vec_math.h.
+// offers), with the exp of kernels/common/vec_math.h.
 //
 // Tiles as the CPU cache stores them (see paged_cache_cpu.h):
 //   K tile [head_dim, kBlockTokens]  transposed: one load brings dimension i
@@ -20,15 +20,15 @@
 #include <cstring>
 
 #include "kv_cache/block_layout.h"
-#include "softmax_topk/cpu/vec_math.h"
+#include "common/vec_math.h"
 
 namespace kvcache::cpu {
 
-using softmax_topk::cpu::kLanes;
-using softmax_topk::cpu::vbroadcast;
-using softmax_topk::cpu::vexp;
-using softmax_topk::cpu::vfloat;
-using softmax_topk::cpu::vload;
+using kernels::common::kLanes;
+using kernels::common::vbroadcast;
+using kernels::common::vexp;
+using kernels::common::vfloat;
+using kernels::common::vload;
 
 static_assert(kBlockTokens == 8, "a tile's scores are one vector of 8 lanes");
 typedef float vfloat8 __attribute__((vector_size(8 * sizeof(float))));

@@ -30,12 +30,22 @@
 #include <vector>
 
 #include "common/thread_pool.h"
-#include "vec_math.h"
+#include "common/vec_math.h"
 
 namespace softmax_topk::cpu {
 namespace {
 
+using kernels::common::any_greater;
+using kernels::common::hmax;
+using kernels::common::hsum;
+using kernels::common::kLanes;
 using kernels::common::ThreadPool;
+using kernels::common::vbroadcast;
+using kernels::common::vexp;
+using kernels::common::vfloat;
+using kernels::common::vload;
+using kernels::common::vload_partial;
+using kernels::common::vmax;
 
 constexpr int64_t kChunk = 1024;
 static_assert(kChunk % (4 * kLanes) == 0, "sweeps 1 and 2 unroll by 4 vectors");

@@ -1,8 +1,8 @@
-// Portable SIMD helpers for the CPU softmax_topk kernel: GCC/Clang vector
+// Portable SIMD helpers for the CPU kernels: GCC/Clang vector
 // extensions, lowered by the compiler to whatever -march offers (AVX-512,
 // AVX2, SSE, NEON), plus a vectorisable float exp.
-#ifndef SOFTMAX_TOPK_CPU_VEC_MATH_H
-#define SOFTMAX_TOPK_CPU_VEC_MATH_H
+#ifndef KERNELS_COMMON_VEC_MATH_H
+#define KERNELS_COMMON_VEC_MATH_H
 
 #include <cstdint>
 #include <cstring>
@@ -11,7 +11,7 @@
 #include <immintrin.h>
 #endif
 
-namespace softmax_topk::cpu {
+namespace kernels::common {
 
 constexpr int kLanes = 16;
 typedef float vfloat __attribute__((vector_size(kLanes * sizeof(float))));
@@ -106,6 +106,6 @@ inline vfloat vexp(vfloat x) {
   return er * scale;
 }
 
-}  // namespace softmax_topk::cpu
+}  // namespace kernels::common
 
-#endif  // SOFTMAX_TOPK_CPU_VEC_MATH_H
+#endif  // KERNELS_COMMON_VEC_MATH_H
