@@ -129,6 +129,9 @@ void perf_shapes(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
+// The smoke test (bench_kv_cache_cpu_smoke) runs the fast decode on one
+// shape, a few iterations, only to prove the benchmark runs:
+// smoke-filter: BM_DecodeFast/batch:16/
 BENCHMARK(BM_DecodeFast)->Apply(perf_shapes);
 // The naive loop takes about a second per call at batch 64: a few iterations
 // tell it apart.

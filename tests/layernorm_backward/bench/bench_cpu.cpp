@@ -147,6 +147,9 @@ void perf_shapes(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
+// The smoke test (bench_layernorm_backward_cpu_smoke) runs the fast
+// backward on one shape, a few iterations, only to prove the benchmark runs:
+// smoke-filter: BM_LayernormBackward<Fast>/rows:32768/dim:1024
 BENCHMARK_TEMPLATE(BM_LayernormForward, Fast)->Apply(perf_shapes);
 BENCHMARK_TEMPLATE(BM_LayernormBackward, Fast)->Apply(perf_shapes);
 // The naive kernels take a good part of a second on these shapes: a few

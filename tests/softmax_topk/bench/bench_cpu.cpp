@@ -88,6 +88,9 @@ void perf_shapes(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
+// The smoke test (bench_softmax_topk_cpu_smoke) runs the fast kernel on
+// one shape, a few iterations, only to prove the benchmark runs:
+// smoke-filter: BM_SoftmaxTopkFast/rows:256/V:131072/K:8/
 BENCHMARK(BM_SoftmaxTopkFast)->Apply(perf_shapes);
 // The naive kernel takes seconds on the largest shapes: a few iterations
 // suffice to tell it apart.
