@@ -1,0 +1,34 @@
+// InputStage: new inputs staged beside the sets and written, only where
+// they differ, when the round is published.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "harness/challenge_api/input_stage.h"
+#include "harness/memory/shared_tensor.h"
+
+namespace harness {
+namespace {
+
+// New inputs are staged, and only what differs is written (InputStage).
+TEST(InputStage, WritesOnlyTheWordsThatDifferAndOnlyWhenPublished) {
+  SharedTensor t(1, TensorSpec{"x", DType::f32, {5}});  // 20 bytes: two words and a 4-byte tail
+  for (int i = 0; i < 5; ++i) t.as<float>()[i] = static_cast<float>(i);
+  float next[5] = {0, 1, 2, 30, 40};
+  InputStage stage;
+  stage.stage(t, next);
+  EXPECT_EQ(stage.changed_bytes(), 12u);  // the word of elements 2-3, the tail (element 4)
+  EXPECT_EQ(t.as<float>()[3], 3.0f);      // nothing visible before publish()
+  std::vector<unsigned char> snapshot(static_cast<const unsigned char*>(t.raw()),
+                                      static_cast<const unsigned char*>(t.raw()) + t.bytes());
+  EXPECT_TRUE(stage.apply(t, snapshot.data()));
+  EXPECT_EQ(std::memcmp(snapshot.data(), next, sizeof next), 0);
+  stage.publish();
+  EXPECT_EQ(std::memcmp(t.raw(), next, sizeof next), 0);
+  SharedTensor other(2, TensorSpec{"z", DType::f32, {5}});
+  EXPECT_FALSE(stage.apply(other, snapshot.data()));
+}
+
+}  // namespace
+}  // namespace harness
