@@ -1,22 +1,13 @@
-// The timing and memory witnesses and the byte-model cold judgement: each
-// defence against its exploit, and the same figures getting through without
-// it.
+// The timing witness: the harness's clock around timed requests against
+// what a worker claims for its calls. Each defence against its exploit, and
+// the same figures getting through without it.
 #include <gtest/gtest.h>
 
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "harness/core/stats.h"
-#include "harness/memory/shared_buffer.h"
 #include "harness/results/results.h"
-#include "harness/challenge_api/case_context.h"
-#include "harness/witness/device_memory.h"
-#include "harness/witness/memory_witness.h"
 #include "harness/witness/timing_witness.h"
 
 namespace harness {
@@ -255,153 +246,6 @@ TEST(TimingWitness, ClaimsForgedInMostRequestsAreContradictedAndInFewerGainNothi
   const WitnessJudgement fewer = forged_in(35);
   EXPECT_FALSE(fewer.contradicted) << fewer.message;
   EXPECT_NEAR(fewer.median_used_ns, 41.16e6 / 150, 1);
-}
-
-// cpu-hidden-xhat-shared keeps its hidden store in a shared mapping: not
-// anonymous memory, so RssAnon alone never saw it.
-TEST(MemoryWitness, SharedMappingsCountButTheHarnessFilesDoNot) {
-  const size_t bytes = size_t{64} << 20;
-  const auto anonymous_before = resident_anonymous_bytes(::getpid());
-  const auto before = resident_private_bytes(::getpid(), {});
-  ASSERT_TRUE(anonymous_before && before);
-  void* shared = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(shared, MAP_FAILED);
-  std::memset(shared, 1, bytes);
-  const int fd = ::memfd_create("harness-buffer", MFD_CLOEXEC);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(bytes)), 0);
-  void* tensor = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ASSERT_NE(tensor, MAP_FAILED);
-  std::memset(tensor, 1, bytes);
-  struct stat file{};
-  ASSERT_EQ(::fstat(fd, &file), 0);
-
-  const auto anonymous_after = resident_anonymous_bytes(::getpid());
-  const auto after = resident_private_bytes(::getpid(), {static_cast<uint64_t>(file.st_ino)});
-  ASSERT_TRUE(anonymous_after && after);
-  EXPECT_LT(*anonymous_after - *anonymous_before, int64_t{8} << 20);  // unseen by RssAnon alone
-  EXPECT_GE(*after - *before, int64_t{60} << 20);                     // the shared mapping
-  EXPECT_LT(*after - *before, int64_t{100} << 20);                    // not the harness's file
-  ::munmap(tensor, bytes);
-  ::munmap(shared, bytes);
-  ::close(fd);
-}
-
-// A memory file written and never mapped (cpu-hidden-xhat-memfd-file, where
-// seccomp lets it make one) is in no resident set: the witness counts the
-// memory files a process holds open, the harness's own apart.
-TEST(MemoryWitness, MemoryFilesHeldOpenCount) {
-  const size_t bytes = size_t{32} << 20;
-  const auto before = resident_private_bytes(::getpid(), {});
-  ASSERT_TRUE(before);
-  const int fd = ::memfd_create("kept", MFD_CLOEXEC);
-  ASSERT_GE(fd, 0);
-  const std::vector<char> block(1 << 20, 7);
-  for (size_t at = 0; at < bytes; at += block.size()) {
-    ASSERT_EQ(::pwrite(fd, block.data(), block.size(), static_cast<off_t>(at)), static_cast<ssize_t>(block.size()));
-  }
-  struct stat file{};
-  ASSERT_EQ(::fstat(fd, &file), 0);
-  const auto anonymous = resident_anonymous_bytes(::getpid());
-  const auto held = resident_private_bytes(::getpid(), {});
-  const auto as_harness_file = resident_private_bytes(::getpid(), {static_cast<uint64_t>(file.st_ino)});
-  ::close(fd);
-  ASSERT_TRUE(anonymous && held && as_harness_file);
-  EXPECT_GE(*held - *before, int64_t{30} << 20);
-  EXPECT_LT(*as_harness_file - *before, int64_t{8} << 20);
-}
-
-// cpu-hidden-xhat-tensor-file grew one of the harness's tensor files to keep
-// memory past its end: the files are sealed at their size.
-TEST(MemoryWitness, TheHarnessTensorFilesCannotGrow) {
-  SharedBuffer buffer(1, 4096);
-  EXPECT_NE(::ftruncate(buffer.fd(), static_cast<off_t>(buffer.total_bytes() + (1 << 20))), 0);
-  const char byte = 1;
-  EXPECT_NE(::pwrite(buffer.fd(), &byte, 1, static_cast<off_t>(buffer.total_bytes())), 1);
-}
-
-TEST(MemoryWitness, ReadsThisProcessResidentMemoryGrowing) {
-  const auto before = resident_anonymous_bytes(::getpid());
-  ASSERT_TRUE(before.has_value());
-  std::vector<char> held(64 << 20);
-  std::memset(held.data(), 1, held.size());
-  const auto after = resident_anonymous_bytes(::getpid());
-  ASSERT_TRUE(after.has_value());
-  EXPECT_GE(*after - *before, int64_t{60} << 20);
-  EXPECT_FALSE(resident_anonymous_bytes(-1).has_value());
-}
-
-// cpu-hidden-xhat: 2 floats per row declared (8192 rows: 64 KiB) while xhat
-// of 8192 x 4096 floats is held.
-TEST(MemoryWitness, HiddenStoreIsUnderstatedAnHonestOneIsNot) {
-  const int64_t baseline = int64_t{30} << 20;
-  const MemoryJudgement hidden = judge_memory(8192 * 8, baseline, baseline + int64_t{8192} * 4096 * 4);
-  EXPECT_TRUE(hidden.understated);
-  EXPECT_NE(hidden.message.find("65536"), std::string::npos) << hidden.message;
-  EXPECT_NE(hidden.message.find("134217728"), std::string::npos) << hidden.message;
-  // A cache reporting its 100 MB pool, holding it and 10 MB besides.
-  EXPECT_FALSE(judge_memory(int64_t{100} << 20, baseline, baseline + (int64_t{110} << 20)).understated);
-  // Memory given back below the baseline is no growth.
-  EXPECT_EQ(judge_memory(0, baseline, baseline - 1000).witnessed, 0);
-}
-
-// cpu-replay-attend: kv_cache's quick decode case binds 16 queries and
-// outputs (2 x 256 KiB per set, 2 sets) but must read a 512 MiB cache.
-TEST(ByteModel, StateTheCallMustReadMakesTheCaseCold) {
-  const double set_bytes = 2.0 * 16 * 32 * 128 * 4;
-  const double cache_read = 16.0 * 4096 * 2 * 8 * 128 * 4;
-  const uint64_t llc = 32u << 20;
-  EXPECT_TRUE(judged_cold(set_bytes, 2, ByteModel{cache_read + set_bytes / 2, set_bytes / 2}, llc));
-  // Judged on the bound tensors alone (the rule before), it was never cold,
-  // so no speed was impossible.
-  EXPECT_FALSE(judged_cold(set_bytes, 2, ByteModel{}, llc));
-}
-
-}  // namespace
-}  // namespace harness
-
-namespace harness {
-namespace {
-
-// Without a GPU driver, or for a process that is not on a GPU (this test),
-// there is no device-memory reading, and the reason says which.
-TEST(DeviceMemoryWitness, AProcessNotOnAGpuHasNoReadingAndSaysWhy) {
-  const DeviceMemoryReading reading = device_memory_of_process(::getpid(), 0);
-  EXPECT_FALSE(reading.bytes.has_value());
-  EXPECT_FALSE(reading.why_not.empty());
-}
-
-}  // namespace
-}  // namespace harness
-
-namespace harness {
-namespace {
-
-TEST(DeviceMemoryWitness, CountsTheDriversGranulesOfEachBuffer) {
-  EXPECT_EQ(device_granules(0), 0);
-  EXPECT_EQ(device_granules(1), kDeviceGranuleBytes);
-  EXPECT_EQ(device_granules(kDeviceGranuleBytes), kDeviceGranuleBytes);
-  EXPECT_EQ(device_granules(kDeviceGranuleBytes + 1), 2 * kDeviceGranuleBytes);
-}
-
-// cuda-hidden-input-store on an H100 (layernorm perf.forward.normal.r2048.d16384,
-// seed 1): two floats per row declared, the input kept in a store of its own.
-TEST(DeviceMemoryWitness, AHiddenStoreOfTheInputIsUnderstated) {
-  const int64_t bytes = 1224736768, harness_tensors = 557842432, growth = 123731968;
-  const MemoryJudgement j = judge_device_memory(16384, bytes - harness_tensors - growth, bytes, harness_tensors);
-  EXPECT_TRUE(j.understated);
-  EXPECT_EQ(j.witnessed, growth);
-  EXPECT_NE(j.message.find("557842432 bytes of copies of the harness's tensors"), std::string::npos) << j.message;
-}
-
-// Our cuda-fast layernorm on an H200: the worker's device memory grew by
-// 547356672 bytes over a perf case, all of it its copies of the harness's
-// tensors (x, y, dy, dx, the saved state...), against a claim of 16384.
-// Counted as the submission's, they would fail it.
-TEST(DeviceMemoryWitness, TheWorkersCopiesOfTheHarnesssTensorsAreNotTheSubmissions) {
-  const int64_t baseline = 600 << 20, copies = 547356672;
-  EXPECT_FALSE(judge_device_memory(16384, baseline, baseline + copies, copies).understated);
-  EXPECT_TRUE(judge_device_memory(16384, baseline, baseline + copies, 0).understated);
 }
 
 }  // namespace
