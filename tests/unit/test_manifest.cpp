@@ -1,13 +1,12 @@
+// Parsing a submission.json: every field checked, every mistake named with
+// the file, the verdict a mutant or an exploit must get.
 #include <gtest/gtest.h>
 
-#include <filesystem>
+#include <string>
+#include <vector>
 
 #include "harness/core/error.h"
-#include "harness/core/files.h"
-#include "harness/submissions/catalog.h"
 #include "harness/submissions/manifest.h"
-#include "harness/submissions/process_command.h"
-#include "support/test_support.h"
 
 namespace harness {
 namespace {
@@ -93,108 +92,6 @@ TEST(Manifest, ExploitsDeclareTheirVerdictAndMayNameTheirCases) {
   EXPECT_TRUE(is_unranked_role(m.role));
   d["expect"]["case"] = "perf.a";
   EXPECT_NE(error_of(d).find("unknown field \"case\""), std::string::npos) << error_of(d);
-}
-
-// An index of two manifests: one in a folder of the test's own, then the
-// project's softmax_topk cpu-naive, the challenge's configured cpu baseline.
-Catalog catalog_with_squatter(const testing::TempFolder& folder, const json& squatter) {
-  std::filesystem::create_directories(folder.path("a"));
-  write_file_atomically(folder.path("a/submission.json"), squatter.dump());
-  const std::string real = std::string(HARNESS_SOURCE_DIR) + "/submissions/softmax_topk/cpu-naive/submission.json";
-  const json index = json::array({json{{"manifest", folder.path("a/submission.json")}, {"build_dir", folder.path("a-build")}},
-                                  json{{"manifest", real}, {"build_dir", folder.path("real-build")}}});
-  write_file_atomically(folder.path("index.json"), index.dump());
-  return Catalog::load(folder.path("index.json"));
-}
-
-json squatter(const std::string& name, const std::string& role) {
-  return json{{"name", name}, {"challenge", "softmax_topk"}, {"device", "cpu"}, {"sources", {"k.cpp"}}, {"role", role}};
-}
-
-// Every entry's speedup is measured against the baseline: a manifest that
-// declared the role took it (the first baseline of a challenge and device
-// was the one scored against), a slow one lifting every speedup.
-TEST(Catalog, OnlyTheConfiguredFolderMayBeTheBaseline) {
-  testing::TempFolder folder;
-  const Catalog catalog = catalog_with_squatter(folder, squatter("a-slow-one", "baseline"));
-  ASSERT_EQ(catalog.records().size(), 2u);
-  const SubmissionRecord& taken = catalog.records()[0];
-  ASSERT_TRUE(taken.manifest.has_value());
-  EXPECT_EQ(taken.manifest->role, "submission");
-  EXPECT_EQ(taken.build.status, "failed");
-  EXPECT_NE(taken.build.reason.find("role \"baseline\" belongs to the folder"), std::string::npos) << taken.build.reason;
-  EXPECT_NE(taken.build.reason.find("submissions/softmax_topk/cpu-naive"), std::string::npos) << taken.build.reason;
-  ASSERT_TRUE(catalog.records()[1].manifest.has_value()) << catalog.records()[1].manifest_error;
-  EXPECT_EQ(catalog.records()[1].manifest->role, "baseline");
-}
-
-// A folder sorting first under the baseline's name once pushed the real
-// baseline out as the duplicate.
-TEST(Catalog, TheConfiguredBaselineKeepsItsNameWhateverSortsFirst) {
-  testing::TempFolder folder;
-  const Catalog catalog = catalog_with_squatter(folder, squatter("cpu-naive", "submission"));
-  ASSERT_EQ(catalog.records().size(), 2u);
-  EXPECT_FALSE(catalog.records()[0].manifest.has_value());
-  EXPECT_NE(catalog.records()[0].manifest_error.find("the name 'cpu-naive' is already used by"), std::string::npos)
-      << catalog.records()[0].manifest_error;
-  EXPECT_TRUE(catalog.records()[1].manifest.has_value()) << catalog.records()[1].manifest_error;
-}
-
-// process-exploit-borrowed-library named the project's build folder among
-// its include folders, read at run time, and loaded cpu-fast's library.
-TEST(Catalog, AProcessSubmissionsIncludeFoldersStayInsideItsRoot) {
-  testing::TempFolder folder;
-  std::filesystem::create_directories(folder.path("root/common"));
-  std::filesystem::create_directories(folder.path("build"));
-  json index = json::array();
-  for (const auto& [name, dir] : {std::pair{"inside", "../common"}, std::pair{"outside", "../../build"}}) {
-    std::filesystem::create_directories(folder.path(std::string("root/") + name));
-    const json manifest{{"name", name},       {"challenge", "softmax_topk"}, {"device", "cpu"}, {"kind", "process"},
-                        {"command", {"python3", "x.py"}}, {"include_dirs", {dir}}};
-    write_file_atomically(folder.path(std::string("root/") + name + "/submission.json"), manifest.dump());
-    index.push_back(json{{"manifest", folder.path(std::string("root/") + name + "/submission.json")},
-                         {"build_dir", folder.path("b")}, {"root", folder.path("root")}});
-  }
-  write_file_atomically(folder.path("index.json"), index.dump());
-  const Catalog catalog = Catalog::load(folder.path("index.json"));
-  ASSERT_EQ(catalog.records().size(), 2u);
-  EXPECT_TRUE(catalog.records()[0].manifest.has_value()) << catalog.records()[0].manifest_error;
-  EXPECT_NE(catalog.records()[0].build.status, "failed") << catalog.records()[0].build.reason;
-  EXPECT_EQ(catalog.records()[1].build.status, "failed");
-  EXPECT_NE(catalog.records()[1].build.reason.find("'../../build' lies outside"), std::string::npos)
-      << catalog.records()[1].build.reason;
-}
-
-// A program named by path runs from the submission's own folder: the
-// harness's worker named from a submission's folder once had the sandbox
-// open the worker's installation, the project, for reading.
-TEST(ProcessCommand, AProgramNamedByPathLiesInTheSubmissionsFolder) {
-  testing::TempFolder folder;
-  std::filesystem::create_directories(folder.path("sub/bin"));
-  for (const char* program : {"sub/bin/run", "elsewhere"}) {
-    write_file_atomically(folder.path(program), "#!/bin/sh\n");
-    std::filesystem::permissions(folder.path(program), std::filesystem::perms::owner_all);
-  }
-  std::string why;
-  const auto own = resolve_process_command({"./bin/run"}, folder.path("sub"), &why);
-  ASSERT_TRUE(own.has_value()) << why;
-  EXPECT_FALSE(resolve_process_command({"../elsewhere"}, folder.path("sub"), &why).has_value());
-  EXPECT_NE(why.find("lies outside the submission's folder"), std::string::npos) << why;
-  EXPECT_FALSE(resolve_process_command({folder.path("elsewhere")}, folder.path("sub"), &why).has_value());
-}
-
-TEST(BuildLog, ExcerptKeepsTheFirstErrors) {
-  const std::string log =
-      "$ g++ -c a.cpp\n"
-      "a.cpp: In function 'int f()':\n"
-      "a.cpp:3:5: error: 'x' was not declared in this scope\n"
-      "    3 |     x = 1;\n"
-      "note: something\n";
-  const std::string excerpt = build_log_excerpt(log);
-  EXPECT_NE(excerpt.find("error: 'x' was not declared"), std::string::npos);
-  EXPECT_NE(excerpt.find("x = 1;"), std::string::npos);
-  EXPECT_EQ(excerpt.find("note: something"), std::string::npos);
-  EXPECT_EQ(build_log_excerpt("only\nwarnings\n"), "only\nwarnings\n");
 }
 
 }  // namespace
