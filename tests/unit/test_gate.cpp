@@ -1,66 +1,19 @@
-// gate and merge on synthetic results: every rule, exactly.
+// The gate on synthetic results: regressions against a baseline run, every
+// rule, exactly.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "harness/compare/gate.h"
-#include "harness/compare/merge.h"
-#include "harness/compare/rank_test.h"
 #include "harness/core/error.h"
-#include "harness/scoring/scoring.h"
+#include "synthetic_results.h"
 
 namespace harness {
 namespace {
 
-CaseResult make_case(const std::string& id, Suite suite, Verdict verdict, std::vector<double> samples = {}) {
-  CaseResult c;
-  c.id = id;
-  c.suite = suite;
-  c.verdict = verdict;
-  c.reproduce = "harness run softmax_topk --case " + id;
-  if (!samples.empty()) {
-    TimingResult t;
-    t.samples_ns = samples;
-    t.summary = summarize(samples);
-    c.timing = t;
-  }
-  return c;
-}
-
-RunResults results(std::vector<CaseResult> cases, const std::string& host = "host-a", const std::string& device_name = "cpu-x") {
-  RunResults r;
-  r.run.harness_version = "0.1.0";
-  r.run.host.hostname = host;
-  r.run.seed = 1;
-  DeviceInfo d;
-  d.id = "cpu";
-  d.kind = "cpu";
-  d.name = device_name;
-  r.devices.push_back(d);
-  EntryResult e;
-  e.challenge = "softmax_topk";
-  e.device = "cpu";
-  e.submission.name = "mine";
-  e.submission.role = "submission";
-  e.cases = std::move(cases);
-  r.entries.push_back(e);
-  score_results(r);
-  return r;
-}
-
-std::vector<double> around(double center, int n = 20) {
-  std::vector<double> v;
-  for (int i = 0; i < n; ++i) v.push_back(center * (1.0 + 0.002 * ((i * 7) % 11 - 5)));
-  return v;
-}
-
-TEST(RankTest, SeparatedSamplesAreSignificantIdenticalOnesAreNot) {
-  const auto slow = mann_whitney_greater({11, 12, 13, 14, 15}, {1, 2, 3, 4, 5});
-  EXPECT_LT(slow.p_value, 0.01);
-  EXPECT_DOUBLE_EQ(slow.u, 25.0);
-  EXPECT_GT(mann_whitney_greater({1, 2, 3, 4, 5}, {11, 12, 13, 14, 15}).p_value, 0.99);
-  EXPECT_DOUBLE_EQ(mann_whitney_greater({5, 5, 5}, {5, 5, 5}).p_value, 1.0);
-  EXPECT_GT(mann_whitney_greater(around(100), around(100)).p_value, 0.3);
-  EXPECT_DOUBLE_EQ(mann_whitney_greater({1}, {2, 3}).p_value, 1.0) << "a single sample is never evidence";
-}
+using testing::around;
+using testing::make_case;
+using testing::results;
 
 TEST(Gate, PerformanceScoresNeverTripTheScoreThreshold) {
   // Same verdicts, a performance score that moved by 40 points (a noisy
@@ -248,38 +201,6 @@ TEST(Gate, EntriesOnADeviceUnavailableNowAreLeftOutSayingWhy) {
                                      "not available for these results (no CUDA driver)."),
             std::string::npos)
       << report.notes.back();
-}
-
-TEST(Merge, ShardsJoinAndScoreAgain) {
-  auto a = results({make_case("correctness.normal.r64.v1024.k2", Suite::correctness, Verdict::pass)});
-  auto b = results({make_case("correctness.normal.r64.v1024.k1", Suite::correctness, Verdict::wrong_answer)});
-  const RunResults merged = merge_results({{"a.json", a}, {"b.json", b}});
-  ASSERT_EQ(merged.entries.size(), 1u);
-  ASSERT_EQ(merged.entries[0].cases.size(), 2u);
-  // Matrix order: k1 comes before k2.
-  EXPECT_EQ(merged.entries[0].cases[0].id, "correctness.normal.r64.v1024.k1");
-  EXPECT_TRUE(merged.entries[0].scores->capped);
-}
-
-TEST(Merge, RefusesDuplicatesOtherVersionsAndOtherDevices) {
-  const auto a = results({make_case("c1", Suite::correctness, Verdict::pass)});
-  auto message_of = [](const std::vector<NamedResults>& inputs) {
-    try {
-      merge_results(inputs);
-    } catch (const UsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
-  EXPECT_NE(message_of({{"a.json", a}, {"b.json", a}}).find("case c1 of mine on cpu (softmax_topk) is in both a.json and b.json"),
-            std::string::npos);
-  auto newer = results({make_case("c2", Suite::correctness, Verdict::pass)});
-  newer.run.harness_version = "0.2.0";
-  EXPECT_NE(message_of({{"a.json", a}, {"b.json", newer}}).find("harness 0.1.0 but b.json by harness 0.2.0"), std::string::npos);
-  const auto elsewhere = results({make_case("c2", Suite::correctness, Verdict::pass)}, "host-a", "other cpu");
-  EXPECT_NE(message_of({{"a.json", a}, {"b.json", elsewhere}}).find("device cpu is 'cpu-x' in a.json but 'other cpu' in b.json"),
-            std::string::npos);
-  EXPECT_NE(message_of({}).find("no results files"), std::string::npos);
 }
 
 }  // namespace
