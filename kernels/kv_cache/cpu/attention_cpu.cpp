@@ -162,7 +162,9 @@ int64_t plan(const Context& c, int32_t batch_size, int participants, int64_t* wo
     for (int64_t q0 = 0; q0 < e.queries; q0 += query_tile) {
       const int64_t count = std::min(query_tile, e.queries - q0);
       const int64_t key_end = e.tokens - e.queries + q0 + count;
-      const int64_t splits = (key_end + chunk - 1) / chunk;
+      // Rounded up without key_end + chunk, which overflows when chunk is
+      // INT64_MAX (no split); key_end >= 1.
+      const int64_t splits = (key_end - 1) / chunk + 1;
       for (int64_t g = 0; g < kv_heads; ++g) {
         Task t{b, static_cast<int32_t>(g), static_cast<int32_t>(q0), static_cast<int32_t>(count), 0, key_end, -1};
         if (splits <= 1) {
