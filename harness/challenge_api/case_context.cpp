@@ -4,18 +4,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <cstring>
 #include <random>
-#include <set>
 
-#include "harness/core/clock.h"
 #include "harness/core/error.h"
 #include "harness/core/rng.h"
-#include "harness/core/stats.h"
-#include "harness/witness/memory_witness.h"
-#include "harness/witness/timing_witness.h"
-#include "harness/witness/witness_parts.h"
+#include "harness/definitions/op_call_check.h"
 #include "harness_abi.h"
 
 namespace harness {
@@ -23,15 +17,6 @@ namespace harness {
 namespace {
 
 std::atomic<uint64_t> next_tensor_id{1};
-
-// The timing witness's stated overheads (harness/witness/timing_witness.h).
-// Between two calls the worker re-poisons the outputs: allowed at twice what
-// the same poisoning takes here, plus the loop's clock reads and its running
-// median. One request: witness_per_request_ns; its copies:
-// witness_max_copy_ns; a staged round's upload and download:
-// witness_max_staging_ns.
-constexpr double kWitnessPoisonFactor = 2.0;
-constexpr double kWitnessPerCallNs = 10e3;
 
 std::string status_name(int32_t status) {
   switch (status) {
@@ -47,12 +32,13 @@ std::string status_name(int32_t status) {
 }  // namespace
 
 CaseContext::CaseContext(const CaseSpec& spec, const RunSettings& settings, Executor& executor,
-                         const DeviceInfo& device, CaseResult& result)
+                         const DeviceInfo& device, CaseResult& result, const ChallengeOps& ops)
     : spec_(spec),
       settings_(settings),
       executor_(executor),
       device_(device),
       result_(result),
+      ops_(ops),
       bytes_(spec.bytes) {}
 
 CaseContext::~CaseContext() {
@@ -166,8 +152,41 @@ void CaseContext::check_integrity(const std::vector<Binding>& bindings, const st
   }
 }
 
+std::vector<Binding> CaseContext::bind(const std::string& op, const nlohmann::json& scalars,
+                                       const std::vector<SharedTensor*>& tensors) const {
+  const OpDeclaration& declaration = ops_.at(op);
+  std::vector<CallTensor> given;
+  for (const SharedTensor* t : tensors) {
+    HARNESS_CHECK(t != nullptr, "a call of {} binds no tensor", op);
+    given.push_back(CallTensor{t->spec().name, t->spec().dtype, t->spec().shape});
+  }
+  const std::string disagreement = call_disagreement(ops_, declaration, scalars, given);
+  HARNESS_CHECK(disagreement.empty(), "{}", disagreement);
+  std::vector<Binding> bindings;
+  for (const OpParameter* p : declaration.of_kind(ParameterKind::tensor)) {
+    const auto it = std::find_if(tensors.begin(), tensors.end(), [&](const SharedTensor* t) { return t->spec().name == p->name; });
+    bindings.push_back(Binding{*it, p->access});
+  }
+  return bindings;
+}
+
+void CaseContext::check_results(const std::string& op, const protocol::CallReply& reply) const {
+  const OpDeclaration& declaration = ops_.at(op);
+  std::vector<const OpParameter*> results = declaration.of_kind(ParameterKind::result);
+  if (declaration.returns) results.push_back(&*declaration.returns);
+  for (const OpParameter* p : results) {
+    const auto it = reply.scalars.find(p->name);
+    const bool integer = p->dtype == DType::i32 || p->dtype == DType::i64;
+    if (it == reply.scalars.end() || !(integer ? it->is_number_integer() : it->is_number())) {
+      fail(Verdict::error, fmt::format("{} reported no {} '{}' ({})", op, integer ? "integer" : "number", p->name,
+                                       declaration.c_signature()));
+    }
+  }
+}
+
 protocol::CallReply CaseContext::call(const std::string& op, const nlohmann::json& scalars,
-                                      const std::vector<Binding>& bindings, const std::vector<int32_t>& tolerated) {
+                                      const std::vector<SharedTensor*>& tensors, const std::vector<int32_t>& tolerated) {
+  const std::vector<Binding> bindings = bind(op, scalars, tensors);
   std::vector<Snapshot> snapshots;
   prepare(bindings, snapshots);
   protocol::CallReply reply = executor_.call(op, scalars, bindings, settings_.call_timeout_s);
@@ -179,187 +198,8 @@ protocol::CallReply CaseContext::call(const std::string& op, const nlohmann::jso
   }
   check_status(reply.status, reply.message, op);
   check_integrity(bindings, snapshots, fmt::format("call of {}", op));
+  check_results(op, reply);
   return reply;
-}
-
-CaseContext::MemoryBaseline CaseContext::memory_baseline() {
-  MemoryBaseline baseline;
-  baseline.resident = executor_.resident_bytes();  // starts the worker if none runs
-  // From before the library loaded where the worker was started for this
-  // case (a CPU worker always is): what its constructors, an earlier call
-  // of this case or the query of a saved state's size left behind counts.
-  if (const std::optional<int64_t> before_load = executor_.resident_before_load(); baseline.resident && before_load) {
-    baseline.resident = before_load;
-  }
-  const DeviceMemoryReading device = executor_.device_memory();
-  // The submission's part alone: the harness's tensors mapped now may be
-  // gone or joined by others at the reading.
-  if (device.bytes) baseline.device = *device.bytes - device.harness_tensors;
-  if (!device.bytes && device_.kind == "cuda") result_.metrics["device_memory_witness"] = "none: " + device.why_not;
-  return baseline;
-}
-
-int64_t CaseContext::witness_device_memory(const std::string& what, int64_t claimed, int64_t may_hold,
-                                           const MemoryBaseline& baseline) {
-  if (!baseline.device) return 0;
-  const DeviceMemoryReading now = executor_.device_memory();
-  if (!now.bytes) {
-    result_.metrics["device_memory_witness"] = "none: " + now.why_not;
-    return 0;
-  }
-  const MemoryJudgement j = judge_device_memory(may_hold, *baseline.device, *now.bytes, now.harness_tensors);
-  auto& witnessed = result_.metrics["witnessed_device_memory_bytes"];
-  if (!witnessed.is_number() || witnessed.get<int64_t>() < j.witnessed) {
-    witnessed = j.witnessed;
-    result_.metrics["device_memory_harness_tensors_bytes"] = now.harness_tensors;
-  }
-  auto& allowed = result_.metrics["device_memory_allowed_bytes"];
-  if (!allowed.is_number() || allowed.get<int64_t>() < j.allowed) allowed = j.allowed;
-  if (j.understated && !witness_part_disabled("device-memory-verdict")) {
-    fail(Verdict::understated_memory, fmt::format("{}: {}", what, j.message));
-  }
-  // What the score may take the claim as at least: the growth less what the
-  // contract lets a GPU hold beyond the claim and the device's allowance.
-  return std::max<int64_t>(0, j.witnessed - (may_hold - claimed) - kDeviceMemoryAllowanceBytes);
-}
-
-int64_t CaseContext::witness_memory(const std::string& what, int64_t claimed, const MemoryBaseline& baseline,
-                                    int64_t device_claimed) {
-  // Only a GPU worker has a device reading.
-  const int64_t device_floor = witness_device_memory(what, claimed, std::max(claimed, device_claimed), baseline);
-  if (!baseline.resident) return device_floor;
-  const std::optional<int64_t> now = executor_.resident_bytes();
-  if (!now) return device_floor;
-  const bool gpu = device_.kind == "cuda";
-  // A GPU worker's host memory is judged against the same claim, with its
-  // runtime's allowance in place of the CPU's: a store kept there (pinned
-  // or pageable) is memory the submission holds as much as one on the device.
-  const int64_t allowance = gpu ? kGpuHostMemoryAllowanceBytes : kMemoryAllowanceBytes;
-  const MemoryJudgement j = judge_memory(claimed, *baseline.resident, *now, allowance);
-  auto& witnessed = result_.metrics[gpu ? "witnessed_host_memory_bytes" : "witnessed_memory_bytes"];
-  if (!witnessed.is_number() || witnessed.get<int64_t>() < j.witnessed) witnessed = j.witnessed;
-  if (j.understated && !(gpu && witness_part_disabled("gpu-host-memory-verdict"))) {
-    fail(Verdict::understated_memory, fmt::format("{}: {}", what, j.message));
-  }
-  return device_floor + std::max<int64_t>(0, j.witnessed - allowance);
-}
-
-double CaseContext::time_poisoning(const std::vector<Binding>& set) const {
-  const int64_t start = monotonic_ns();
-  for (const Binding& b : set) {
-    if (protocol::is_written(b.access)) fill_poison(b.tensor->raw(), b.tensor->elements(), b.tensor->spec().dtype);
-  }
-  return static_cast<double>(monotonic_ns() - start);
-}
-
-void CaseContext::judge_witness(const protocol::TimeReply& reply, double poison_ns, double all_sets_bytes,
-                                const std::string& op, TimingResult& timing) const {
-  WitnessAllowances allowances;
-  allowances.per_call_ns = kWitnessPoisonFactor * poison_ns + kWitnessPerCallNs;
-  allowances.per_request_ns = witness_per_request_ns(device_.kind, reply.staged);
-  allowances.max_setup_per_request_ns = witness_max_copy_ns(device_.kind, reply.staged, all_sets_bytes);
-  if (reply.staged) allowances.max_staging_per_request_ns = witness_max_staging_ns(device_.kind, all_sets_bytes);
-  const WitnessJudgement j = judge_timing(reply.witnessed, median(reply.device_ns), allowances);
-  timing.witness = TimingResult::Witness{j.request_ns,        j.overhead_ns, j.claimed_ns,
-                                         j.calls,             j.floor_ns,    reply.witnessed.size(),
-                                         reply.staged,        reply.staging_ns, j.staging_counted_ns};
-  timing.witness->median_excess = j.median_excess;
-  if (reply.staged && std::isfinite(allowances.max_staging_per_request_ns)) {
-    timing.witness->staging_allowed_ns = allowances.max_staging_per_request_ns;
-  }
-  if (j.contradicted) fail(Verdict::forged_timing, fmt::format("timed repetitions of {}: {}", op, j.message));
-  if (!j.message.empty()) timing.note = j.message;
-}
-
-const TimingResult& CaseContext::time(const std::string& op, const nlohmann::json& scalars,
-                                      const std::vector<std::vector<Binding>>& sets, const StageInputs& fresh) {
-  HARNESS_CHECK(!sets.empty(), "time() of {} without input sets", op);
-  // Without fresh inputs the worker poisons the outputs before every call,
-  // inside the witnessed request: the witness allows for it. With them the
-  // harness poisons every set before each round, outside it.
-  const double poison_ns = fresh ? 0.0 : time_poisoning(sets.front());
-  std::vector<std::vector<Snapshot>> snapshots(sets.size());
-  double set_bytes = 0;
-  for (size_t s = 0; s < sets.size(); ++s) {
-    prepare(sets[s], snapshots[s]);
-    if (s == 0) {
-      for (const Binding& b : sets[s]) set_bytes += static_cast<double>(b.tensor->bytes());
-    }
-  }
-  const protocol::TimingPolicy& policy = settings_.timing;
-  // Each call may take up to the call timeout; the loop itself stops after
-  // max_ms of timed work.
-  const double timeout = settings_.call_timeout_s * static_cast<double>(sets.size() + 2) + 2 * policy.max_ms / 1000.0;
-  FreshInputs fresh_and_checked;
-  size_t round = 1;
-  if (fresh) {
-    fresh_and_checked = [&] {
-      for (size_t s = 0; s < sets.size(); ++s) {
-        // Every executor has the round's outputs in the tensors by now (a
-        // process submission's are read back before each new round).
-        check_integrity(sets[s], snapshots[s],
-                        fmt::format("timed repetitions of {}, round {}, input set {} of {}", op, round, s + 1, sets.size()));
-      }
-      InputStage stage;
-      fresh(stage);
-      // Everything else for the round before the new inputs become visible
-      // (harness/challenge_api/input_stage.h): a worker watching its inputs gets no
-      // head start but the burst of publish().
-      std::set<const SharedTensor*> snapshotted;
-      for (size_t s = 0; s < sets.size(); ++s) {
-        guard_and_poison(sets[s]);
-        for (Snapshot& snapshot : snapshots[s]) {
-          if (stage.apply(*snapshot.tensor, snapshot.bytes.data())) snapshotted.insert(snapshot.tensor);
-        }
-      }
-      HARNESS_CHECK(snapshotted.size() == stage.staged_tensors(),
-                    "timed repetitions of {}: {} tensors staged for round {}, {} of them inputs of its sets", op,
-                    stage.staged_tensors(), round + 1, snapshotted.size());
-      stage.publish();
-      ++round;
-    };
-  }
-  protocol::TimeReply reply = executor_.time(op, scalars, sets, policy, timeout, fresh_and_checked);
-  check_status(reply.status, reply.message, op + " (timed repetitions)");
-  for (size_t s = 0; s < sets.size(); ++s) {
-    check_integrity(sets[s], snapshots[s], fmt::format("timed repetitions of {}, input set {} of {}", op, s + 1, sets.size()));
-  }
-  HARNESS_CHECK(!reply.device_ns.empty(), "timing of {} returned no samples", op);
-
-  TimingResult timing;
-  if (!reply.witnessed.empty()) judge_witness(reply, poison_ns, set_bytes * static_cast<double>(sets.size()), op, timing);
-  timing.clock = executor_.device_clock();
-  timing.samples_ns = reply.device_ns;
-  // Work a submission launches on a stream the events do not see finishes
-  // after the stop event: the host clock around call + device synchronise
-  // then far exceeds the event time. Use the host clock in that case.
-  const double event_median = median(reply.device_ns);
-  const double wall_median = median(reply.wall_ns);
-  // The slack covers synchronisation and the timer's 20 us hold ahead of
-  // each call (CudaTimer), both in the host clock and not in the events.
-  if (timing.clock == "cuda-events" && wall_median > 2.0 * event_median + 50e3) {
-    timing.clock = "wall-clock";
-    timing.samples_ns = reply.wall_ns;
-    timing.note = fmt::format(
-        "CUDA events saw {:.1f} us per call but call + device synchronise took {:.1f} us: work escaped the "
-        "events (another stream?); timed with the host clock instead",
-        event_median / 1e3, wall_median / 1e3);
-  }
-  timing.summary = summarize(timing.samples_ns);
-  timing.sets = sets.size();
-  timing.set_bytes = set_bytes;
-  timing.cache_cold = judged_cold(set_bytes, sets.size(), bytes_, device_.cache_bytes);
-  timing.warmup_calls = reply.warmup_calls;
-  result_.timing = timing;
-  if (bytes_.total() > 0 && timing.scored_median_ns() > 0) {
-    result_.bandwidth = bytes_.total() / (timing.scored_median_ns() * 1e-9);
-    const double roofline = device_.peak ? roofline_bytes_per_second(*device_.peak, bytes_) : 0;
-    if (roofline > 0) {
-      result_.roofline = roofline;
-      result_.peak_fraction = *result_.bandwidth / roofline;
-    }
-  }
-  return *result_.timing;
 }
 
 }  // namespace harness

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/core/rng.h"
+#include "harness/definitions/op_declaration.h"
 #include "harness/device/device_info.h"
 #include "harness/results/results.h"
 #include "harness/challenge_api/case_spec.h"
@@ -35,8 +36,8 @@ inline constexpr size_t kSpotCheckedRows = 2;
 
 class CaseContext {
  public:
-  CaseContext(const CaseSpec& spec, const RunSettings& settings, Executor& executor,
-              const DeviceInfo& device, CaseResult& result);
+  CaseContext(const CaseSpec& spec, const RunSettings& settings, Executor& executor, const DeviceInfo& device,
+              CaseResult& result, const ChallengeOps& ops);
   ~CaseContext();
   CaseContext(const CaseContext&) = delete;
   CaseContext& operator=(const CaseContext&) = delete;
@@ -44,6 +45,7 @@ class CaseContext {
   const CaseSpec& spec() const { return spec_; }
   const RunSettings& settings() const { return settings_; }
   const DeviceInfo& device() const { return device_; }
+  const ChallengeOps& ops() const { return ops_; }
   // Seed of input set `set` of this case (set 0 and 1 are the checked calls).
   uint64_t input_seed(size_t set) const;
   // An index below `n` that no submission can foresee: drawn from the
@@ -75,8 +77,12 @@ class CaseContext {
   // A status in `tolerated` (e.g. HARNESS_STATUS_OUT_OF_MEMORY where the
   // workload expects a refusal) is returned instead of ending the case; the
   // guards and inputs are still checked, outputs are not.
+  //
+  // `tensors` are bound by their names to the op's declared tensors, which
+  // say how the op uses each; a call that disagrees with the declaration is
+  // the harness's own error.
   protocol::CallReply call(const std::string& op, const nlohmann::json& scalars,
-                           const std::vector<Binding>& bindings, const std::vector<int32_t>& tolerated = {});
+                           const std::vector<SharedTensor*>& tensors, const std::vector<int32_t>& tolerated = {});
 
   // The byte model of this case when it depends on what the submission
   // declared (a cache's storage format); used for the bandwidth of time().
@@ -97,7 +103,7 @@ class CaseContext {
   // new inputs are written, last (InputStage). The driver checks each set
   // fully against the inputs it holds at the end.
   const TimingResult& time(const std::string& op, const nlohmann::json& scalars,
-                           const std::vector<std::vector<Binding>>& sets, const StageInputs& fresh = {});
+                           const std::vector<std::vector<SharedTensor*>>& sets, const StageInputs& fresh = {});
 
   // The memory witnesses. On the CPU (harness/witness/memory_witness.h) the
   // worker's own resident memory (anonymous and shared); on a GPU
@@ -136,11 +142,33 @@ class CaseContext {
     const SharedTensor* tensor;
     std::vector<unsigned char> bytes;
   };
+  // The bindings of a timing's sets, the snapshots of their inputs, and the
+  // bytes of one set's tensors.
+  struct TimedSets {
+    std::vector<std::vector<Binding>> bindings;
+    std::vector<std::vector<Snapshot>> snapshots;
+    double set_bytes = 0;
+  };
+  TimedSets prepare_timed_sets(const std::string& op, const nlohmann::json& scalars,
+                               const std::vector<std::vector<SharedTensor*>>& set_tensors);
+  // Guards, inputs and outputs of every set; `round` names the round in messages.
+  void check_timed_sets(const std::string& op, const TimedSets& timed, const std::string& round) const;
+  // The checks after round `round` and the next round's new inputs.
+  void start_round(const std::string& op, TimedSets& timed, const StageInputs& fresh, size_t round);
+  TimingResult timing_of(const protocol::TimeReply& reply, const std::string& op, double poison_ns,
+                         const TimedSets& timed) const;
+  void record_bandwidth();
   // Judges the device's growth against `may_hold`; returns what a memory
   // score may take `claimed` as at least (0 without a reading).
   int64_t witness_device_memory(const std::string& what, int64_t claimed, int64_t may_hold,
                                 const MemoryBaseline& baseline);
   Rng& secret();  // seeded from the system's entropy on first use
+  // The tensors as the op's declaration binds them; throws HarnessError
+  // naming the declaration where the call disagrees with it.
+  std::vector<Binding> bind(const std::string& op, const nlohmann::json& scalars,
+                            const std::vector<SharedTensor*>& tensors) const;
+  // A declared result missing from a successful reply is the submission's error.
+  void check_results(const std::string& op, const protocol::CallReply& reply) const;
   // Guard bands filled, outputs poisoned.
   void guard_and_poison(const std::vector<Binding>& bindings);
   // The same, and a snapshot of every input appended to `snapshots`.
@@ -161,6 +189,7 @@ class CaseContext {
   Executor& executor_;
   const DeviceInfo& device_;
   CaseResult& result_;
+  const ChallengeOps& ops_;
   ByteModel bytes_;
   std::vector<std::unique_ptr<SharedTensor>> tensors_;
   std::optional<Rng> secret_;

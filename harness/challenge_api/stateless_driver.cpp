@@ -35,22 +35,27 @@ InputSet make_set(CaseContext& ctx, const StatelessCase& c, size_t index) {
   return set;
 }
 
-std::vector<Binding> bindings(const InputSet& set, const OpStep& step) {
-  std::vector<Binding> list;
-  for (const auto& [name, access] : step.arguments) {
-    const auto it = set.shared.find(name);
-    HARNESS_CHECK(it != set.shared.end(), "op {} names an unknown tensor '{}'", step.op, name);
-    list.push_back(Binding{it->second, access});
+// The op's declared tensors, each with how the op uses it.
+std::vector<const OpParameter*> declared_tensors(const CaseContext& ctx, const OpStep& step) {
+  return ctx.ops().at(step.op).of_kind(ParameterKind::tensor);
+}
+
+std::vector<SharedTensor*> tensors_of(const CaseContext& ctx, const InputSet& set, const OpStep& step) {
+  std::vector<SharedTensor*> list;
+  for (const OpParameter* p : declared_tensors(ctx, step)) {
+    const auto it = set.shared.find(p->name);
+    HARNESS_CHECK(it != set.shared.end(), "op {} declares tensor '{}', which the case does not have", step.op, p->name);
+    list.push_back(it->second);
   }
   return list;
 }
 
 // The op's checked outputs are byte-identical in both sets.
-bool same_outputs(const InputSet& a, const InputSet& b, const OpStep& step) {
-  for (const auto& [name, access] : step.arguments) {
-    if (access != protocol::Access::out) continue;
-    const SharedTensor& x = *a.shared.at(name);
-    const SharedTensor& y = *b.shared.at(name);
+bool same_outputs(const CaseContext& ctx, const InputSet& a, const InputSet& b, const OpStep& step) {
+  for (const OpParameter* p : declared_tensors(ctx, step)) {
+    if (p->access != Access::out) continue;
+    const SharedTensor& x = *a.shared.at(p->name);
+    const SharedTensor& y = *b.shared.at(p->name);
     if (std::memcmp(x.raw(), y.raw(), x.bytes()) != 0) return false;
   }
   return true;
@@ -64,7 +69,7 @@ std::string prefixed(const StatelessCase& c, const OpStep& step, const std::stri
 // round but the first, and without a row check in every round but the
 // last; one that refreshes what an earlier op read would leave that op's
 // results (layernorm's saved state) stale.
-void check_refresh(const StatelessCase& c) {
+void check_refresh(const CaseContext& ctx, const StatelessCase& c) {
   HARNESS_CHECK(c.refresh && !c.refreshed.empty(), "a timed op ({}) needs a refresh of its inputs between rounds",
                 c.steps[c.timed_step].op);
   HARNESS_CHECK(c.check_row && c.rows > 0, "a timed op ({}) needs a check of its rows between rounds",
@@ -73,8 +78,8 @@ void check_refresh(const StatelessCase& c) {
     HARNESS_CHECK(std::find(c.generated.begin(), c.generated.end(), name) != c.generated.end(),
                   "refreshed tensor '{}' is not a generated input", name);
     for (size_t i = 0; i < c.timed_step; ++i) {
-      for (const auto& [argument, access] : c.steps[i].arguments) {
-        HARNESS_CHECK(argument != name, "refreshed tensor '{}' is read by {}, which runs before the timed {}", name,
+      for (const OpParameter* p : declared_tensors(ctx, c.steps[i])) {
+        HARNESS_CHECK(p->name != name, "refreshed tensor '{}' is read by {}, which runs before the timed {}", name,
                       c.steps[i].op, c.steps[c.timed_step].op);
       }
     }
@@ -101,13 +106,14 @@ void run_stateless_case(CaseContext& ctx, const StatelessCase& c) {
   // some of them (layernorm's forward beside the backward's tensors) stayed
   // warm in a large cache, and was never judged against its speed of light.
   double timed_bytes = 0;
-  for (const auto& [name, access] : c.steps[c.timed_step].arguments) {
-    const auto it = std::find_if(c.tensors.begin(), c.tensors.end(), [&](const TensorSpec& s) { return s.name == name; });
-    HARNESS_CHECK(it != c.tensors.end(), "op {} names an unknown tensor '{}'", c.steps[c.timed_step].op, name);
+  for (const OpParameter* p : declared_tensors(ctx, c.steps[c.timed_step])) {
+    const auto it = std::find_if(c.tensors.begin(), c.tensors.end(), [&](const TensorSpec& s) { return s.name == p->name; });
+    HARNESS_CHECK(it != c.tensors.end(), "op {} declares tensor '{}', which the case does not have",
+                  c.steps[c.timed_step].op, p->name);
     timed_bytes += static_cast<double>(it->bytes());
   }
   const size_t set_count = ctx.timing_wanted() ? ctx.timing_sets(timed_bytes) : 2;
-  if (ctx.timing_wanted()) check_refresh(c);
+  if (ctx.timing_wanted()) check_refresh(ctx, c);
   // Perf cases call the ops before the timed one here, checked; the timed
   // op's first calls are the timing's warm-up, and every set is checked
   // after the timing (a checked call beforehand would only repeat, at the
@@ -128,7 +134,7 @@ void run_stateless_case(CaseContext& ctx, const StatelessCase& c) {
   // A cached answer: the second set's outputs are exactly the first's, and
   // wrong for the second set's inputs.
   auto check_not_stale = [&](const OpStep& step, const std::string& what) {
-    if (!step.check || !same_outputs(sets[0], sets[1], step)) return;
+    if (!step.check || !same_outputs(ctx, sets[0], sets[1], step)) return;
     const CheckReport report = step.check(sets[1].inputs, sets[1].views);
     if (!report.ok) {
       ctx.fail(Verdict::stale_output, prefixed(c, step, what + " returned exactly the first set's outputs (a cached "
@@ -139,7 +145,7 @@ void run_stateless_case(CaseContext& ctx, const StatelessCase& c) {
   for (size_t i = 0; i < step_count; ++i) {
     const OpStep& step = c.steps[i];
     for (size_t s = 0; s < 2; ++s) {
-      ctx.call(step.op, step.scalars, bindings(sets[s], step));
+      ctx.call(step.op, step.scalars, tensors_of(ctx, sets[s], step));
       if (s == 1) check_not_stale(step, "the second call, on new inputs,");
       check(step, sets[s], s == 0 ? "" : "second call (new inputs): ");
     }
@@ -149,15 +155,15 @@ void run_stateless_case(CaseContext& ctx, const StatelessCase& c) {
   for (size_t s = 2; s < set_count; ++s) {
     sets.push_back(make_set(ctx, c, s));
     for (size_t i = 0; i < c.timed_step; ++i) {
-      ctx.call(c.steps[i].op, c.steps[i].scalars, bindings(sets[s], c.steps[i]));
+      ctx.call(c.steps[i].op, c.steps[i].scalars, tensors_of(ctx, sets[s], c.steps[i]));
       check(c.steps[i], sets[s], fmt::format("input set {}: ", s + 1));
     }
   }
   const OpStep& timed = c.steps[c.timed_step];
-  std::vector<std::vector<Binding>> timed_bindings;
-  for (const auto& set : sets) timed_bindings.push_back(bindings(set, timed));
+  std::vector<std::vector<SharedTensor*>> timed_sets;
+  for (const auto& set : sets) timed_sets.push_back(tensors_of(ctx, set, timed));
   uint64_t round = 0;
-  ctx.time(timed.op, timed.scalars, timed_bindings, [&](InputStage& stage) {
+  ctx.time(timed.op, timed.scalars, timed_sets, [&](InputStage& stage) {
     ++round;
     for (size_t s = 0; s < sets.size(); ++s) {
       for (size_t i = 0; i < kSpotCheckedRows; ++i) {

@@ -39,11 +39,11 @@ struct CheckReport {
 using HostTensors = std::map<std::string, HostTensor>;  // the generated inputs, pristine
 using TensorViews = std::map<std::string, TensorView>;  // every tensor of a set, as the ops left it
 
+// One op of a case; its tensors are those its declaration names (the
+// case's tensors of those names), used as it declares.
 struct OpStep {
   std::string op;
   nlohmann::json scalars = nlohmann::json::object();
-  // The op's tensors by name, with how this op uses each.
-  std::vector<std::pair<std::string, protocol::Access>> arguments;
   // Checks this op's outputs against float64 computed from the pristine
   // inputs; may be empty (an op whose result only a later op uses).
   std::function<CheckReport(const HostTensors& inputs, const TensorViews& tensors)> check;

@@ -22,5 +22,6 @@ void add_peak_command(CLI::App& app, CommandLine& command_line);
 void add_report_command(CLI::App& app, CommandLine& command_line);
 void add_gate_command(CLI::App& app, CommandLine& command_line);
 void add_merge_command(CLI::App& app, CommandLine& command_line);
+void add_ops_command(CLI::App& app, CommandLine& command_line);
 
 }  // namespace harness

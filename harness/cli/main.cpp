@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   harness::add_report_command(app, command_line);
   harness::add_gate_command(app, command_line);
   harness::add_merge_command(app, command_line);
+  harness::add_ops_command(app, command_line);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

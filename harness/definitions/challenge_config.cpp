@@ -33,6 +33,7 @@ ChallengeConfig parse(const std::string& name, const std::string& text) {
     HARNESS_FAIL("challenges/{}/challenge.json: {}", name, e.what());
   }
   HARNESS_CHECK(!config.weights.empty(), "challenges/{}/challenge.json: no weights", name);
+  config.ops = parse_challenge_ops(name, config.raw);
   return config;
 }
 

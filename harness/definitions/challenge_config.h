@@ -7,6 +7,8 @@
 #include <map>
 #include <string>
 
+#include "harness/definitions/op_declaration.h"
+
 namespace harness {
 
 struct PerformanceScoring {
@@ -31,6 +33,7 @@ struct ChallengeConfig {
   // (every entry's speedup is measured against it).
   std::map<std::string, std::string> baselines;
   nlohmann::json tolerances = nlohmann::json::object();
+  ChallengeOps ops;  // "abi" and "ops": the C ABI's functions, declared once
   nlohmann::json raw;
 };
 

@@ -137,7 +137,8 @@ void ProcessExecutor::ensure_started() {
     channel_ = std::make_unique<LineChannel>(process_->socket_fd());
     channel_->watch_exit(process_->pid());
     const json hello = exchange(json{{"type", "hello"}, {"protocol", 1}, {"challenge", target_.challenge},
-                                     {"abi_version", target_.abi_version}, {"scratch", target_.scratch}},
+                                     {"abi_version", target_.abi_version}, {"scratch", target_.scratch},
+                                     {"declared_ops", target_.declared_ops}},
                                 kHelloTimeoutSeconds, "start-up (the hello)");
     if (hello["type"] == "error") {
       const std::string why = string_field(hello, "message");

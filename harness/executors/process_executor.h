@@ -27,6 +27,7 @@ struct ProcessTarget {
   std::vector<std::string> include_dirs;  // folders its manifest names, which it may read besides its own
   std::string log_path;              // the process's stderr
   std::string scratch;               // a folder of its own for tensor files
+  nlohmann::json declared_ops = nlohmann::json::array();  // the challenge's "ops", sent in the hello
 };
 
 // Where a process submission's timed inputs wait until their call: beside

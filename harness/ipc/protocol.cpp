@@ -11,7 +11,7 @@ void to_json(json& j, const TensorBinding& b) {
            {"buffer", b.buffer},
            {"dtype", dtype_name(b.dtype)},
            {"elements", b.elements},
-           {"access", b.access == Access::in ? "in" : b.access == Access::out ? "out" : "opaque"}};
+           {"access", access_name(b.access)}};
 }
 
 void from_json(const json& j, TensorBinding& b) {
@@ -20,8 +20,8 @@ void from_json(const json& j, TensorBinding& b) {
   b.dtype = dtype_from_name(j.at("dtype").get<std::string>());
   j.at("elements").get_to(b.elements);
   const auto access = j.at("access").get<std::string>();
-  HARNESS_CHECK(access == "in" || access == "out" || access == "opaque", "tensor '{}': access '{}'", b.name, access);
-  b.access = access == "in" ? Access::in : access == "out" ? Access::out : Access::opaque;
+  HARNESS_CHECK(access == "in" || access == "out" || access == "state", "tensor '{}': access '{}'", b.name, access);
+  b.access = access == "in" ? Access::in : access == "out" ? Access::out : Access::state;
 }
 
 void to_json(json& j, const TimingPolicy& p) {

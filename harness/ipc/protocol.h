@@ -17,18 +17,15 @@
 #include <vector>
 
 #include "harness/core/dtype.h"
+#include "harness/definitions/op_declaration.h"
 
 namespace harness::protocol {
 
 constexpr int kVersion = 1;
 
-// in: read by the op, must stay unchanged. out: written entirely by the op.
-// opaque: written by the op for the submission's own later use (a saved
-// state): poisoned and guarded like an output, but its content is the
-// submission's business, so elements left unwritten are not an error.
-enum class Access { in, out, opaque };
-
-inline bool is_written(Access access) { return access != Access::in; }
+// How an op uses each tensor (harness/definitions/op_declaration.h).
+using harness::Access;
+using harness::is_written;
 
 // One tensor argument of an op.
 struct TensorBinding {

@@ -72,6 +72,7 @@ std::unique_ptr<Executor> make_executor(const PlannedEntry& entry, const Scratch
     target.include_dirs = entry.include_dirs;
     target.log_path = scratch.file(stem + ".log");
     target.scratch = scratch.tensor_folder(stem + ".tensors");
+    target.declared_ops = entry.challenge->config().raw.at("ops");
     return std::make_unique<ProcessExecutor>(std::move(target));
   }
   WorkerTarget target;
@@ -102,7 +103,7 @@ void run_one_case(const RunSettings& settings, const PlannedEntry& entry, const 
   const int64_t start = monotonic_ns();
   try {
     executor.begin_case();
-    CaseContext ctx(spec, settings, executor, *entry.device, result);
+    CaseContext ctx(spec, settings, executor, *entry.device, result, entry.challenge->config().ops);
     entry.challenge->run_case(spec, ctx);
     result.verdict = Verdict::pass;
     if (const auto message = impossible_speed(result, *entry.device)) {

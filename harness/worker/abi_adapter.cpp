@@ -44,4 +44,11 @@ double OpArguments::scalar_double(const std::string& name) const {
   return (*scalars)[name].get<double>();
 }
 
+const nlohmann::json& OpArguments::scalar_list(const std::string& name) const {
+  if (!scalars || !scalars->contains(name) || !(*scalars)[name].is_array()) {
+    throw HarnessError(fmt::format("op argument: no list '{}'", name));
+  }
+  return (*scalars)[name];
+}
+
 }  // namespace harness

@@ -40,6 +40,7 @@ struct OpArguments {
   void* tensor(const std::string& name) const;
   int64_t scalar_int(const std::string& name) const;
   double scalar_double(const std::string& name) const;
+  const nlohmann::json& scalar_list(const std::string& name) const;  // an array of numbers
 };
 
 // An op bound to its arguments, so that a timed region holds the ABI call

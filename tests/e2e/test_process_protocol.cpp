@@ -116,6 +116,22 @@ CaseResult misbehaving_perf_case(const std::string& mode) {
   return testing::case_of(testing::entry_of(r, "fixture-process-misbehaving"), perf);
 }
 
+// The hello carries the challenge's declared ops: the Python client refuses
+// functions that cannot take their op's declared inputs, or that serve an
+// op the challenge does not declare, naming both, before any call.
+TEST(ProcessProtocol, FunctionsThatDisagreeWithTheDeclaredOpsAreRefusedAtTheHello) {
+  REQUIRE_NUMPY();
+  const RunResults r = testing::run_softmax_cases("fixture-process-wrong-signature", {kCase}, testing::fixture_catalog());
+  const CaseResult c = testing::case_of(testing::entry_of(r, "fixture-process-wrong-signature"), kCase);
+  EXPECT_EQ(c.verdict, Verdict::error);
+  EXPECT_NE(c.message.find("op 'softmax_topk' is called as softmax_topk(scalars, logits), which the function "
+                           "softmax_topk(scalars, x) cannot take"),
+            std::string::npos)
+      << c.message;
+  EXPECT_NE(c.message.find("'softmax' is not an op of this challenge (its ops: softmax_topk)"), std::string::npos)
+      << c.message;
+}
+
 TEST(ProcessProtocol, ATimedSetsInputsAppearOnlyAsItsCallGoesOut) {
   REQUIRE_NUMPY();
   const CaseResult c = misbehaving_perf_case("look-ahead");

@@ -145,7 +145,7 @@ Outcome run_in_case(const std::string& id, Flaws flaws,
     result.seed = 99;
     Outcome outcome;
     try {
-      CaseContext ctx(spec, settings, cache, device, result);
+      CaseContext ctx(spec, settings, cache, device, result, find_challenge("kv_cache").config().ops);
       body(spec, ctx);
     } catch (const VerdictException& v) {
       outcome.verdict = v.verdict();

@@ -21,6 +21,36 @@
 
 namespace harness::testing {
 
+// The declarations of the fake ops these tests call (a challenge declares
+// its own in its challenge.json).
+inline const ChallengeOps& test_ops() {
+  static const ChallengeOps ops = parse_challenge_ops("test", nlohmann::json::parse(R"({
+    "abi": {"header": "test.h", "version": "TEST_ABI_VERSION", "version_function": "test_abi_version",
+            "last_error_function": "test_last_error"},
+    "ops": [
+      {"op": "double", "function": "test_double", "parameters": [
+        {"name": "x", "kind": "in", "dtype": "float32", "shape": ["n"]},
+        {"name": "y", "kind": "out", "dtype": "float32", "shape": ["n"]}]},
+      {"op": "double_matrix", "function": "test_double_matrix", "parameters": [
+        {"name": "x", "kind": "in", "dtype": "float32", "shape": ["rows", "cols"]},
+        {"name": "y", "kind": "out", "dtype": "float32", "shape": ["rows", "cols"]}]},
+      {"op": "save", "function": "test_save", "parameters": [
+        {"name": "x", "kind": "in", "dtype": "float32", "shape": ["n"]},
+        {"name": "state", "kind": "state", "dtype": "bytes", "shape": ["bytes"]}]},
+      {"op": "use", "function": "test_use", "parameters": [
+        {"name": "state", "kind": "in", "dtype": "bytes", "shape": ["bytes"]},
+        {"name": "z", "kind": "out", "dtype": "float32", "shape": ["n"]}]},
+      {"op": "fill", "function": "test_fill", "parameters": [
+        {"name": "a", "kind": "in", "dtype": "float32", "shape": ["m"]},
+        {"name": "s", "kind": "state", "dtype": "float32", "shape": ["k"]}]},
+      {"op": "copy", "function": "test_copy", "parameters": [
+        {"name": "s", "kind": "in", "dtype": "float32", "shape": ["k"]},
+        {"name": "z", "kind": "out", "dtype": "float32", "shape": ["k"]},
+        {"name": "b", "kind": "in", "dtype": "float32", "shape": [1]}]}
+    ]})"));
+  return ops;
+}
+
 // Runs `behaviour` on the bindings of every call; time() runs it once per set
 // and round, giving the sets fresh inputs between rounds when asked to.
 class FakeExecutor : public Executor {
@@ -102,11 +132,11 @@ struct Fixture {
 
   // One call of the doubling op through CaseContext::call.
   void call_once() {
-    CaseContext ctx(spec, settings, executor, device, result);
+    CaseContext ctx(spec, settings, executor, device, result, test_ops());
     SharedTensor& x = ctx.tensor(TensorSpec{"x", DType::f32, {2, 4}});
     SharedTensor& y = ctx.tensor(TensorSpec{"y", DType::f32, {2, 4}});
     for (int i = 0; i < 8; ++i) x.as<float>()[i] = static_cast<float>(i);
-    ctx.call("double", {}, {{&x, protocol::Access::in}, {&y, protocol::Access::out}});
+    ctx.call("double_matrix", {}, {&x, &y});
   }
 
   StatelessCase doubling_op() {
@@ -119,7 +149,6 @@ struct Fixture {
     };
     OpStep step;
     step.op = "double";
-    step.arguments = {{"x", protocol::Access::in}, {"y", protocol::Access::out}};
     step.check = [](const HostTensors& in, const TensorViews& t) {
       CheckReport r;
       for (size_t i = 0; i < 16; ++i) {
@@ -148,7 +177,7 @@ struct Fixture {
   }
 
   void run_driver() {
-    CaseContext ctx(spec, settings, executor, device, result);
+    CaseContext ctx(spec, settings, executor, device, result, test_ops());
     run_stateless_case(ctx, doubling_op());
   }
 };
@@ -189,14 +218,15 @@ struct AddressReplay {
 
 // Two sets of the doubling op's tensors of n elements; x holds values that
 // differ between the sets.
-inline std::vector<std::vector<Binding>> doubling_sets(CaseContext& ctx, int64_t n, std::vector<SharedTensor*>& xs,
-                                                       std::vector<SharedTensor*>& ys) {
-  std::vector<std::vector<Binding>> sets;
+inline std::vector<std::vector<SharedTensor*>> doubling_sets(CaseContext& ctx, int64_t n,
+                                                             std::vector<SharedTensor*>& xs,
+                                                             std::vector<SharedTensor*>& ys) {
+  std::vector<std::vector<SharedTensor*>> sets;
   for (int s = 0; s < 2; ++s) {
     xs.push_back(&ctx.tensor(TensorSpec{"x", DType::f32, {n}}));
     ys.push_back(&ctx.tensor(TensorSpec{"y", DType::f32, {n}}));
     for (int64_t i = 0; i < n; ++i) xs.back()->as<float>()[i] = static_cast<float>(s * 10000 + i);
-    sets.push_back({{xs.back(), protocol::Access::in}, {ys.back(), protocol::Access::out}});
+    sets.push_back({xs.back(), ys.back()});
   }
   return sets;
 }

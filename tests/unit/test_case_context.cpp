@@ -13,6 +13,7 @@
 namespace harness {
 namespace {
 
+using testing::test_ops;
 using testing::Fixture;
 using testing::verdict_of;
 using testing::write_double;
@@ -96,7 +97,7 @@ TEST(CaseContext, AGpuMemoryScoreTakesTheClaimAsAtLeastTheDevicesGrowthBeyondIts
   // A claim of 1 GiB, 1178 MiB grown: within the verdict's 1.1x + 64 MiB,
   // so it passes, but scores as what it holds beyond the allowance.
   f.executor.device_readings = {{600 * kMiB, "", 0}, {(600 + 1178) * kMiB, "", 0}};
-  CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result);
+  CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result, test_ops());
   const CaseContext::MemoryBaseline baseline = ctx.memory_baseline();
   EXPECT_EQ(ctx.witness_memory("after the call", 1024 * kMiB, baseline), (1178 - 64) * kMiB);
   EXPECT_EQ(f.result.metrics["witnessed_device_memory_bytes"], 1178 * kMiB);
@@ -133,7 +134,7 @@ TEST(CaseContext, AGpuWorkersHostMemoryIsJudgedWithItsRuntimesAllowance) {
   };
   {
     auto gpu = gpu_fixture(500 * kMiB);
-    CaseContext ctx(gpu->spec, gpu->settings, gpu->executor, gpu->device, gpu->result);
+    CaseContext ctx(gpu->spec, gpu->settings, gpu->executor, gpu->device, gpu->result, test_ops());
     const VerdictException o = verdict_of([&] { ctx.witness_memory("after forward", kClaim, ctx.memory_baseline()); });
     EXPECT_EQ(o.verdict(), Verdict::understated_memory);
     EXPECT_NE(o.message().find("after forward"), std::string::npos) << o.message();
@@ -142,19 +143,19 @@ TEST(CaseContext, AGpuWorkersHostMemoryIsJudgedWithItsRuntimesAllowance) {
   }
   {
     auto gpu = gpu_fixture(40 * kMiB);
-    CaseContext ctx(gpu->spec, gpu->settings, gpu->executor, gpu->device, gpu->result);
+    CaseContext ctx(gpu->spec, gpu->settings, gpu->executor, gpu->device, gpu->result, test_ops());
     EXPECT_EQ(ctx.witness_memory("after forward", kClaim, ctx.memory_baseline()), 0);
     EXPECT_EQ(gpu->result.metrics["witnessed_host_memory_bytes"], 40 * kMiB);
   }
   {
     testing::ScopedEnv off("HARNESS_WITNESS_DISABLE", "gpu-host-memory-verdict");
     auto gpu = gpu_fixture(500 * kMiB);
-    CaseContext ctx(gpu->spec, gpu->settings, gpu->executor, gpu->device, gpu->result);
+    CaseContext ctx(gpu->spec, gpu->settings, gpu->executor, gpu->device, gpu->result, test_ops());
     EXPECT_EQ(ctx.witness_memory("after forward", kClaim, ctx.memory_baseline()), (500 - 64) * kMiB);
   }
   Fixture cpu;
   cpu.executor.resident_readings = {300 * kMiB, 340 * kMiB};
-  CaseContext cpu_ctx(cpu.spec, cpu.settings, cpu.executor, cpu.device, cpu.result);
+  CaseContext cpu_ctx(cpu.spec, cpu.settings, cpu.executor, cpu.device, cpu.result, test_ops());
   EXPECT_EQ(verdict_of([&] { cpu_ctx.witness_memory("after forward", kClaim, cpu_ctx.memory_baseline()); }).verdict(),
             Verdict::understated_memory);
 }

@@ -18,6 +18,7 @@
 namespace harness {
 namespace {
 
+using testing::test_ops;
 using testing::AddressReplay;
 using testing::doubling_sets;
 using testing::Fixture;
@@ -30,7 +31,7 @@ struct FreshTiming : AddressReplay {
 
   // Times the op over two sets; true when every set's y is 2x at the end.
   bool answers_current_inputs(bool fresh) {
-    CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result);
+    CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result, test_ops());
     const auto sets = doubling_sets(ctx, 4, xs, ys);
     StageInputs new_inputs;
     if (fresh) {
@@ -117,7 +118,7 @@ struct InputWatcher {
   // or, with `in_place`, written straight into the sets' tensors.
   void run(bool in_place) {
     f.executor.rounds = 3;
-    CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result);
+    CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result, test_ops());
     const auto sets = doubling_sets(ctx, 1024, xs, ys);
     int round = 0;
     const StageInputs fresh = [&](InputStage& stage) {

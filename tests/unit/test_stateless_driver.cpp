@@ -15,7 +15,7 @@
 namespace harness {
 namespace {
 
-using protocol::Access;
+using testing::test_ops;
 using testing::Fixture;
 using testing::verdict_of;
 using testing::write_double;
@@ -96,10 +96,8 @@ StatelessCase two_step_op() {
   };
   OpStep save;
   save.op = "save";
-  save.arguments = {{"x", Access::in}, {"state", Access::opaque}};
   OpStep use;
   use.op = "use";
-  use.arguments = {{"state", Access::in}, {"z", Access::out}};
   use.check = [](const HostTensors& in, const TensorViews& t) {
     CheckReport r;
     for (size_t i = 0; i < 8; ++i) r.ok = r.ok && t.at("z").as<float>()[i] == 3 * (in.at("x").as<float>()[i] + 1);
@@ -128,7 +126,7 @@ TEST(StatelessDriver, OpsShareTensorsAndOpaqueStatesMayKeepPoison) {
   Fixture f;
   std::vector<float> latest;
   f.executor.behaviour = [&](const std::vector<Binding>& t, int) { return two_step_behaviour(t, false, latest); };
-  CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result);
+  CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result, test_ops());
   EXPECT_NO_THROW(run_stateless_case(ctx, two_step_op()));
   EXPECT_EQ(f.executor.calls, 4);
 }
@@ -189,13 +187,11 @@ TEST(StatelessDriver, SetsAreCountedByTheTimedOpsTensorsSoTheCaseIsCold) {
   op.check_row = [](const HostTensors&, const TensorViews&, int64_t) { return CheckReport{}; };
   OpStep fill;
   fill.op = "fill";
-  fill.arguments = {{"a", Access::in}, {"s", Access::opaque}};
   OpStep copy;
   copy.op = "copy";
-  copy.arguments = {{"s", Access::in}, {"z", Access::out}, {"b", Access::in}};
   op.steps = {fill, copy};
   op.timed_step = 1;
-  CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result);
+  CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result, test_ops());
   EXPECT_NO_THROW(run_stateless_case(ctx, op));
   ASSERT_TRUE(f.result.timing.has_value());
   EXPECT_EQ(f.result.timing->sets, 16u);
@@ -208,7 +204,7 @@ TEST(StatelessDriver, ALaterOpReadingAnotherSetsStateIsCaught) {
   Fixture f;
   std::vector<float> latest;
   f.executor.behaviour = [&](const std::vector<Binding>& t, int) { return two_step_behaviour(t, true, latest); };
-  CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result);
+  CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result, test_ops());
   const auto v = verdict_of([&] { run_stateless_case(ctx, two_step_op()); });
   EXPECT_EQ(v.verdict(), Verdict::wrong_answer);
   EXPECT_EQ(v.message().rfind("use: z wrong", 0), 0u) << v.message();
@@ -220,13 +216,13 @@ TEST(StatelessDriver, APerfCaseMustRefreshOnlyWhatNoEarlierOpRead) {
   f.executor.behaviour = [&](const std::vector<Binding>& t, int) { return two_step_behaviour(t, false, latest); };
   StatelessCase op = two_step_op();
   op.timed_step = 1;
-  CaseContext without(f.spec, f.settings, f.executor, f.device, f.result);
+  CaseContext without(f.spec, f.settings, f.executor, f.device, f.result, test_ops());
   EXPECT_THROW(run_stateless_case(without, op), HarnessError);
   op.refresh = [](uint64_t, HostTensors&) {};
   op.refreshed = {"x"};  // "save" read it: its state would go stale
   op.rows = 8;
   op.check_row = [](const HostTensors&, const TensorViews&, int64_t) { return CheckReport{}; };
-  CaseContext stale(f.spec, f.settings, f.executor, f.device, f.result);
+  CaseContext stale(f.spec, f.settings, f.executor, f.device, f.result, test_ops());
   try {
     run_stateless_case(stale, op);
     ADD_FAILURE() << "refreshing what an earlier op read was accepted";

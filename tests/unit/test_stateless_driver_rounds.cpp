@@ -17,6 +17,7 @@
 namespace harness {
 namespace {
 
+using testing::test_ops;
 using testing::AddressReplay;
 using testing::Fixture;
 using testing::verdict_of;
@@ -31,7 +32,7 @@ using StatelessReplay = AddressReplay;
 void expect_gets_through_without(StatelessReplay& r, const std::function<void(StatelessCase&)>& take_away) {
   StatelessCase op = r.f.doubling_op();
   take_away(op);
-  CaseContext ctx(r.f.spec, r.f.settings, r.f.executor, r.f.device, r.f.result);
+  CaseContext ctx(r.f.spec, r.f.settings, r.f.executor, r.f.device, r.f.result, test_ops());
   EXPECT_NO_THROW(run_stateless_case(ctx, op));
 }
 

@@ -14,7 +14,6 @@ namespace kv {
 
 using harness::DType;
 using harness::Verdict;
-using harness::protocol::Access;
 
 namespace {
 
@@ -88,7 +87,7 @@ bool KvSession::append(int64_t sequence, int64_t n, bool may_refuse) {
     fill(v.as<float>(), n, config_.kv_heads, harness::derive_seed(seed, "v"), 1.0);
     const std::vector<int32_t> tolerated = may_refuse ? std::vector<int32_t>{HARNESS_STATUS_OUT_OF_MEMORY} : std::vector<int32_t>{};
     const auto reply = ctx_.call("append", {{"layer", layer}, {"sequence", sequence}, {"n", n}},
-                                 {{&k, Access::in}, {&v, Access::in}}, tolerated);
+                                 {&k, &v}, tolerated);
     if (reply.status == HARNESS_STATUS_OUT_OF_MEMORY) {
       if (layer > 0) {
         ctx_.fail(Verdict::error, fmt::format("{}: refused layer {} after accepting layers before it: a chunk is "
@@ -200,11 +199,11 @@ void KvSession::time_decode() {
   // one in the last.
   const size_t set_count = 2;
   std::vector<harness::SharedTensor*> qs, outs;
-  std::vector<std::vector<harness::Binding>> sets;
+  std::vector<std::vector<harness::SharedTensor*>> sets;
   for (size_t s = 0; s < set_count; ++s) {
     qs.push_back(&ctx_.tensor(harness::TensorSpec{"q", DType::f32, {rows, config_.q_heads, config_.head_dim}}));
     outs.push_back(&ctx_.tensor(harness::TensorSpec{"out", DType::f32, {rows, config_.q_heads, config_.head_dim}}));
-    sets.push_back({{qs.back(), Access::in}, {outs.back(), Access::out}});
+    sets.push_back({qs.back(), outs.back()});
   }
   int64_t round = 1;  // the round just timed
   const int64_t row = static_cast<int64_t>(config_.q_heads) * config_.head_dim;

@@ -16,7 +16,6 @@
 namespace kv {
 
 using harness::Verdict;
-using harness::protocol::Access;
 
 namespace {
 
@@ -148,7 +147,7 @@ void KvSession::check_attend(int32_t layer, const std::vector<Query>& batch, har
   }
   largest_scores_bytes_ = std::max(largest_scores_bytes_, rows * config_.q_heads * longest * int64_t{8});
   harness::SharedTensor& out = pooled("out", q.spec().shape[0], config_.q_heads);
-  ctx_.call("attend", attend_scalars(layer, batch), {{&q, Access::in}, {&out, Access::out}});
+  ctx_.call("attend", attend_scalars(layer, batch), {&q, &out});
   check_attention(layer, batch, q.as<float>(), out.as<float>(), where(), secret_queries);
 }
 

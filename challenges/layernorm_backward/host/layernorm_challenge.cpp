@@ -20,7 +20,6 @@ namespace {
 
 using harness::DType;
 using harness::TensorSpec;
-using harness::protocol::Access;
 
 // A saved state beyond this is refused rather than allocated: 16 times the
 // input, plus 1 MiB.
@@ -64,8 +63,6 @@ class LayerNormChallenge : public harness::Challenge {
     harness::OpStep forward;
     forward.op = "forward";
     forward.scalars = scalars;
-    forward.arguments = {{"x", Access::in}, {"gamma", Access::in}, {"beta", Access::in}, {"y", Access::out},
-                         {"saved", Access::opaque}};
     // The memory witness: what the worker holds after a forward, beyond what
     // it held before the first, is state kept for the backward whether or
     // not it was declared.
@@ -82,8 +79,6 @@ class LayerNormChallenge : public harness::Challenge {
     harness::OpStep backward;
     backward.op = "backward";
     backward.scalars = scalars;
-    backward.arguments = {{"dy", Access::in},  {"x", Access::in},       {"gamma", Access::in},  {"saved", Access::in},
-                          {"dx", Access::out}, {"dgamma", Access::out}, {"dbeta", Access::out}};
     backward.check = [c, tolerances](const harness::HostTensors& in, const harness::TensorViews& t) {
       return check_backward(c, in.at("dy").as<float>(), in.at("x").as<float>(), in.at("gamma").as<float>(),
                             t.at("dx").as<float>(), t.at("dgamma").as<float>(), t.at("dbeta").as<float>(), tolerances);

@@ -17,7 +17,6 @@ namespace {
 
 using harness::DType;
 using harness::TensorSpec;
-using harness::protocol::Access;
 
 class SoftmaxTopkChallenge : public harness::Challenge {
  public:
@@ -49,7 +48,6 @@ class SoftmaxTopkChallenge : public harness::Challenge {
     harness::OpStep step;
     step.op = "softmax_topk";
     step.scalars = {{"rows", c.rows}, {"vocab", c.vocab}, {"k", c.k}};
-    step.arguments = {{"logits", Access::in}, {"probs", Access::out}, {"indices", Access::out}};
     step.check = [c, tolerance](const harness::HostTensors& inputs, const harness::TensorViews& tensors) {
       return check_answer(c, inputs.at("logits").as<float>(), tensors.at("probs").as<float>(),
                           tensors.at("indices").as<int32_t>(), tolerance);

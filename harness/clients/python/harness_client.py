@@ -20,12 +20,17 @@ Raise Unsupported for a case the submission does not handle, OutOfMemory
 for an operation that would exceed its budget. Functions may keep state
 between calls (kv_cache's cache lives from its create to its destroy).
 
+The harness's hello carries the challenge's declared ops; a function whose
+signature cannot take its op's declared inputs, or a function for an op the
+challenge does not declare, is refused at the hello, naming both.
+
 Standard output carries the protocol: print diagnostics to standard error.
 Needs only the standard library and NumPy.
 """
 
 import ctypes
 import ctypes.util
+import inspect
 import json
 import sys
 import traceback
@@ -76,6 +81,29 @@ def _call(ops, request):
     return reply
 
 
+def _disagreements(ops, declared_ops):
+    """What the functions given to serve() disagree with in the declared ops
+    (the hello's "declared_ops"): each is called as function(scalars, **inputs)."""
+    declared = {op["op"]: op for op in declared_ops}
+    problems = []
+    for name in sorted(ops):
+        op = declared.get(name)
+        if op is None:
+            problems.append("%r is not an op of this challenge (its ops: %s)" % (name, ", ".join(sorted(declared))))
+            continue
+        inputs = [p["name"] for p in op.get("parameters", []) if p.get("kind") == "in"]
+        try:
+            signature = inspect.signature(ops[name])
+        except (TypeError, ValueError):
+            continue  # a callable without an inspectable signature: judged by its calls
+        try:
+            signature.bind({}, **{i: None for i in inputs})
+        except TypeError as reason:
+            problems.append("op %r is called as %s(scalars, %s), which the function %s%s cannot take: %s"
+                            % (name, name, ", ".join(inputs), name, signature, reason))
+    return problems
+
+
 def _give_back_freed_memory():
     """Returns the heap's free pages to the system (glibc's malloc_trim), so
     that the harness's memory witness sees what the process holds rather
@@ -98,6 +126,11 @@ def serve(ops, stdin=None, stdout=None):
         if kind == "hello":
             if request.get("protocol") != PROTOCOL:
                 _reply(stdout, {"type": "error", "message": "this client speaks protocol %d" % PROTOCOL})
+                return
+            problems = _disagreements(ops, request.get("declared_ops", []))
+            if problems:
+                _reply(stdout, {"type": "error", "message": "the functions disagree with the challenge's declared "
+                                "ops: " + "; ".join(problems)})
                 return
             _reply(stdout, {"type": "hello", "protocol": PROTOCOL, "ops": sorted(ops), "trim": True})
         elif kind == "trim":

@@ -1,0 +1,31 @@
+# The generated check of a header against its declared ops: a header that
+# agrees compiles with the generated worker binding; one whose function takes
+# a double where the declaration says float32 fails to compile, and the
+# compiler's message names the function, the header and the declaration.
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(_generated ${WORK}/ops_probe.cpp)
+execute_process(COMMAND ${CODEGEN} ${FIXTURE}/challenge.json probe ${_generated} RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "harness-ops-codegen failed (${rc}): ${err}")
+endif()
+set(_flags -std=c++17 -fsyntax-only -I${SOURCE_DIR} -I${SOURCE_DIR}/harness/include)
+execute_process(COMMAND ${CXX} ${_flags} -I${FIXTURE}/agreeing ${_generated} RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "a header that agrees with its declaration did not compile:\n${err}")
+endif()
+execute_process(COMMAND ${CXX} ${_flags} -I${FIXTURE}/disagreeing ${_generated} RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(rc EQUAL 0)
+  message(FATAL_ERROR "a header that disagrees with its declaration compiled")
+endif()
+if(NOT err MATCHES "probe_scale in probe.h disagrees with its declaration in challenges/probe/challenge.json: harness_status probe_scale\\(const float\\* x, int64_t n, float factor, float\\* y, void\\* stream\\)")
+  message(FATAL_ERROR "the compiler's message does not name the function, the header and the declaration:\n${err}")
+endif()
+# A handle parameter without an adapter of the challenge's own is refused when generating.
+file(READ ${FIXTURE}/challenge.json _config)
+string(REPLACE "{\"name\": \"stream\", \"kind\": \"stream\"}" "{\"name\": \"stream\", \"kind\": \"handle\", \"c\": \"void*\"}" _config "${_config}")
+file(WRITE ${WORK}/handle.json "${_config}")
+execute_process(COMMAND ${CODEGEN} ${WORK}/handle.json probe ${WORK}/handle.cpp RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT err MATCHES "only an adapter of the challenge's own")
+  message(FATAL_ERROR "a handle without an adapter was not refused (${rc}): ${err}")
+endif()
