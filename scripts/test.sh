@@ -29,5 +29,11 @@ fi
 # GPU tests, verbosely: a machine without a CUDA device shows why they skip.
 ctest --test-dir "$build_dir" --output-on-failure -V -L gpu
 
+# A challenge added by its own folders alone: a build of its own, so apart
+# from the suite (label `slow`); not under the sanitizers, which it does not test.
+if [ "${1:-}" != "--sanitize" ]; then
+  ctest --test-dir "$build_dir" --output-on-failure -L slow
+fi
+
 # Everything else last, so that its summary is the run's last word.
-ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -LE gpu
+ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -LE 'gpu|slow'
