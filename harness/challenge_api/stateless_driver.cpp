@@ -98,92 +98,126 @@ void merge_worst_metrics(nlohmann::json& worst, const nlohmann::json& update) {
   }
 }
 
-void run_stateless_case(CaseContext& ctx, const StatelessCase& c) {
-  HARNESS_CHECK(c.generate && !c.steps.empty(), "a stateless case needs a generator and at least one op");
-  HARNESS_CHECK(c.timed_step < c.steps.size(), "timed step {} of {} ops", c.timed_step, c.steps.size());
-  // Enough sets that the timed op's own tensors, rotated, exceed twice the
-  // cache. Sized by every tensor of the case instead, a timed op binding only
-  // some of them (layernorm's forward beside the backward's tensors) stayed
-  // warm in a large cache, and was never judged against its speed of light.
-  double timed_bytes = 0;
-  for (const OpParameter* p : declared_tensors(ctx, c.steps[c.timed_step])) {
-    const auto it = std::find_if(c.tensors.begin(), c.tensors.end(), [&](const TensorSpec& s) { return s.name == p->name; });
-    HARNESS_CHECK(it != c.tensors.end(), "op {} declares tensor '{}', which the case does not have",
-                  c.steps[c.timed_step].op, p->name);
-    timed_bytes += static_cast<double>(it->bytes());
+namespace {
+
+// One stateless case as it runs: its input sets and the checks of them.
+class StatelessRun {
+ public:
+  StatelessRun(CaseContext& ctx, const StatelessCase& c) : ctx_(ctx), c_(c) {}
+
+  void run() {
+    const size_t set_count = ctx_.timing_wanted() ? ctx_.timing_sets(timed_bytes()) : 2;
+    if (ctx_.timing_wanted()) check_refresh(ctx_, c_);
+    sets_.reserve(set_count);
+    for (size_t s = 0; s < 2; ++s) sets_.push_back(make_set(ctx_, c_, s));
+    // Perf cases call the ops before the timed one here, checked; the timed
+    // op's first calls are the timing's warm-up, and every set is checked
+    // after the timing (a checked call beforehand would only repeat, at the
+    // price of a slow submission's slowest calls, what those checks show).
+    run_checked_ops(ctx_.timing_wanted() ? c_.timed_step : c_.steps.size());
+    if (!ctx_.timing_wanted()) return;
+    for (size_t s = 2; s < set_count; ++s) add_timed_set(s);
+    time_timed_op();
   }
-  const size_t set_count = ctx.timing_wanted() ? ctx.timing_sets(timed_bytes) : 2;
-  if (ctx.timing_wanted()) check_refresh(ctx, c);
-  // Perf cases call the ops before the timed one here, checked; the timed
-  // op's first calls are the timing's warm-up, and every set is checked
-  // after the timing (a checked call beforehand would only repeat, at the
-  // price of a slow submission's slowest calls, what those checks show).
-  const size_t step_count = ctx.timing_wanted() ? c.timed_step : c.steps.size();
 
-  std::vector<InputSet> sets;
-  sets.reserve(set_count);
-  for (size_t s = 0; s < 2; ++s) sets.push_back(make_set(ctx, c, s));
+ private:
+  // Enough sets that the timed op's own tensors, rotated, exceed twice the
+  // cache: sized by every tensor of the case, a timed op binding only some
+  // of them (layernorm's forward) stayed warm in a large cache.
+  double timed_bytes() const {
+    double bytes = 0;
+    for (const OpParameter* p : declared_tensors(ctx_, c_.steps[c_.timed_step])) {
+      const auto it = std::find_if(c_.tensors.begin(), c_.tensors.end(), [&](const TensorSpec& s) { return s.name == p->name; });
+      HARNESS_CHECK(it != c_.tensors.end(), "op {} declares tensor '{}', which the case does not have",
+                    c_.steps[c_.timed_step].op, p->name);
+      bytes += static_cast<double>(it->bytes());
+    }
+    return bytes;
+  }
 
-  auto check = [&](const OpStep& step, InputSet& set, const std::string& when) {
+  // Each op on set 0 then set 1 before the next op starts.
+  void run_checked_ops(size_t step_count) {
+    for (size_t i = 0; i < step_count; ++i) {
+      const OpStep& step = c_.steps[i];
+      for (size_t s = 0; s < 2; ++s) {
+        ctx_.call(step.op, step.scalars, tensors_of(ctx_, sets_[s], step));
+        if (s == 1) check_not_stale(step, "the second call, on new inputs,");
+        check(step, sets_[s], s == 0 ? "" : "second call (new inputs): ");
+      }
+    }
+  }
+
+  // Another input set for the timing, with the ops before the timed one run on it.
+  void add_timed_set(size_t s) {
+    sets_.push_back(make_set(ctx_, c_, s));
+    for (size_t i = 0; i < c_.timed_step; ++i) {
+      ctx_.call(c_.steps[i].op, c_.steps[i].scalars, tensors_of(ctx_, sets_[s], c_.steps[i]));
+      check(c_.steps[i], sets_[s], fmt::format("input set {}: ", s + 1));
+    }
+  }
+
+  void time_timed_op() {
+    const OpStep& timed = c_.steps[c_.timed_step];
+    std::vector<std::vector<SharedTensor*>> timed_sets;
+    for (const auto& set : sets_) timed_sets.push_back(tensors_of(ctx_, set, timed));
+    ctx_.time(timed.op, timed.scalars, timed_sets, [this](InputStage& stage) { next_round(stage); });
+    check_not_stale(timed, "timed repetitions: input set 2");
+    for (size_t s = 0; s < sets_.size(); ++s) {
+      check(timed, sets_[s], fmt::format("timed repetitions, input set {} of {}: ", s + 1, sets_.size()));
+    }
+  }
+
+  // Between rounds: rows no submission can foresee checked in every set,
+  // then every set's refreshed inputs staged.
+  void next_round(InputStage& stage) {
+    ++round_;
+    const OpStep& timed = c_.steps[c_.timed_step];
+    for (size_t s = 0; s < sets_.size(); ++s) {
+      for (size_t i = 0; i < kSpotCheckedRows; ++i) {
+        const auto row = static_cast<int64_t>(ctx_.secret_index(static_cast<size_t>(c_.rows)));
+        const CheckReport report = c_.check_row(sets_[s].inputs, sets_[s].views, row);
+        merge_worst_metrics(ctx_.metrics(), report.metrics);
+        if (report.ok) continue;
+        ctx_.fail(Verdict::wrong_answer,
+                  prefixed(c_, timed, fmt::format("timed repetitions, round {}, input set {} of {}, row {} (a spot "
+                                                  "check between rounds): {}",
+                                                  round_, s + 1, sets_.size(), row, report.message)));
+      }
+      c_.refresh(ctx_.secret_seed(), sets_[s].inputs);
+      for (const std::string& name : c_.refreshed) stage.stage(*sets_[s].shared.at(name), sets_[s].inputs.at(name).raw());
+    }
+  }
+
+  void check(const OpStep& step, InputSet& set, const std::string& when) {
     if (!step.check) return;
     const CheckReport report = step.check(set.inputs, set.views);
-    merge_worst_metrics(ctx.metrics(), report.metrics);
-    if (!report.ok) ctx.fail(Verdict::wrong_answer, prefixed(c, step, when + report.message));
-  };
+    merge_worst_metrics(ctx_.metrics(), report.metrics);
+    if (!report.ok) ctx_.fail(Verdict::wrong_answer, prefixed(c_, step, when + report.message));
+  }
 
   // A cached answer: the second set's outputs are exactly the first's, and
   // wrong for the second set's inputs.
-  auto check_not_stale = [&](const OpStep& step, const std::string& what) {
-    if (!step.check || !same_outputs(ctx, sets[0], sets[1], step)) return;
-    const CheckReport report = step.check(sets[1].inputs, sets[1].views);
+  void check_not_stale(const OpStep& step, const std::string& what) {
+    if (!step.check || !same_outputs(ctx_, sets_[0], sets_[1], step)) return;
+    const CheckReport report = step.check(sets_[1].inputs, sets_[1].views);
     if (!report.ok) {
-      ctx.fail(Verdict::stale_output, prefixed(c, step, what + " returned exactly the first set's outputs (a cached "
-                                                               "answer): " + report.message));
+      ctx_.fail(Verdict::stale_output, prefixed(c_, step, what + " returned exactly the first set's outputs (a cached "
+                                                                 "answer): " + report.message));
     }
-  };
+  }
 
-  for (size_t i = 0; i < step_count; ++i) {
-    const OpStep& step = c.steps[i];
-    for (size_t s = 0; s < 2; ++s) {
-      ctx.call(step.op, step.scalars, tensors_of(ctx, sets[s], step));
-      if (s == 1) check_not_stale(step, "the second call, on new inputs,");
-      check(step, sets[s], s == 0 ? "" : "second call (new inputs): ");
-    }
-  }
-  if (!ctx.timing_wanted()) return;
+  CaseContext& ctx_;
+  const StatelessCase& c_;
+  std::vector<InputSet> sets_;
+  uint64_t round_ = 0;
+};
 
-  for (size_t s = 2; s < set_count; ++s) {
-    sets.push_back(make_set(ctx, c, s));
-    for (size_t i = 0; i < c.timed_step; ++i) {
-      ctx.call(c.steps[i].op, c.steps[i].scalars, tensors_of(ctx, sets[s], c.steps[i]));
-      check(c.steps[i], sets[s], fmt::format("input set {}: ", s + 1));
-    }
-  }
-  const OpStep& timed = c.steps[c.timed_step];
-  std::vector<std::vector<SharedTensor*>> timed_sets;
-  for (const auto& set : sets) timed_sets.push_back(tensors_of(ctx, set, timed));
-  uint64_t round = 0;
-  ctx.time(timed.op, timed.scalars, timed_sets, [&](InputStage& stage) {
-    ++round;
-    for (size_t s = 0; s < sets.size(); ++s) {
-      for (size_t i = 0; i < kSpotCheckedRows; ++i) {
-        const auto row = static_cast<int64_t>(ctx.secret_index(static_cast<size_t>(c.rows)));
-        const CheckReport report = c.check_row(sets[s].inputs, sets[s].views, row);
-        merge_worst_metrics(ctx.metrics(), report.metrics);
-        if (!report.ok) {
-          ctx.fail(Verdict::wrong_answer, prefixed(c, timed, fmt::format("timed repetitions, round {}, input set {} of {}, "
-                                                                          "row {} (a spot check between rounds): {}",
-                                                                          round, s + 1, sets.size(), row, report.message)));
-        }
-      }
-      c.refresh(ctx.secret_seed(), sets[s].inputs);
-      for (const std::string& name : c.refreshed) stage.stage(*sets[s].shared.at(name), sets[s].inputs.at(name).raw());
-    }
-  });
-  check_not_stale(timed, "timed repetitions: input set 2");
-  for (size_t s = 0; s < sets.size(); ++s) {
-    check(timed, sets[s], fmt::format("timed repetitions, input set {} of {}: ", s + 1, sets.size()));
-  }
+}  // namespace
+
+void run_stateless_case(CaseContext& ctx, const StatelessCase& c) {
+  HARNESS_CHECK(c.generate && !c.steps.empty(), "a stateless case needs a generator and at least one op");
+  HARNESS_CHECK(c.timed_step < c.steps.size(), "timed step {} of {} ops", c.timed_step, c.steps.size());
+  StatelessRun(ctx, c).run();
 }
 
 }  // namespace harness
