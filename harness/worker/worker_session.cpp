@@ -157,6 +157,14 @@ json WorkerSession::call(const json& request) {
   return reply;
 }
 
+// The calls of one timed set: bound once, its outputs poisoned again before
+// every call but the first after the harness poisoned them itself.
+struct WorkerSession::TimedSet {
+  BoundCall call;
+  std::vector<std::pair<MappedBuffer*, protocol::TensorBinding>> outputs;
+  bool poisoned = false;
+};
+
 json WorkerSession::time(const json& request) {
   const std::string op = request.at("op").get<std::string>();
   const json& scalars = request.at("scalars");
@@ -166,50 +174,23 @@ json WorkerSession::time(const json& request) {
   std::vector<std::vector<protocol::TensorBinding>> set_bindings;
   for (const auto& set : request.at("sets")) set_bindings.push_back(bindings_of(set));
   // Copies to and from the device are outside every call's time: reported
-  // so that the harness's witness can account for them (bounded there). A
-  // staged batch has none: its sets were uploaded by the request before.
+  // so that the harness's witness can account for them. A staged batch has
+  // none: its sets were uploaded by the request before.
   const int64_t setup_start = monotonic_ns();
-
-  // Per set: its bound call, and the outputs to poison again before every
-  // call, so that a call that skips its work leaves poison the harness finds.
-  std::vector<BoundCall> calls;
-  std::vector<std::vector<std::pair<MappedBuffer*, protocol::TensorBinding>>> outputs(set_bindings.size());
-  for (size_t s = 0; s < set_bindings.size(); ++s) {
-    calls.push_back(adapter_.prepare(op, bind(scalars, set_bindings[s], !batch.staged)));
-    for (const auto& t : set_bindings[s]) {
-      if (protocol::is_written(t.access)) outputs[s].emplace_back(&buffer(t.buffer), t);
+  std::vector<TimedSet> sets;
+  for (const auto& bindings : set_bindings) {
+    TimedSet set{adapter_.prepare(op, bind(scalars, bindings, !batch.staged)), {}, batch.outputs_poisoned};
+    for (const auto& t : bindings) {
+      if (protocol::is_written(t.access)) set.outputs.emplace_back(&buffer(t.buffer), t);
     }
+    sets.push_back(std::move(set));
   }
   backend_.synchronize();
   auto timer = backend_.make_timer();
-  // Poison, synchronise so the host clock starts on an idle device, then time
-  // the call alone. The host clock also spans the short hold the CUDA timer
-  // queues ahead of the call (CudaTimer): it is left in, so that the claims
-  // add up to what the harness's own clock sees around the batch. Outputs
-  // the harness poisoned itself are poisoned again only from a set's second
-  // call in the batch on.
-  std::vector<bool> poisoned(set_bindings.size(), batch.outputs_poisoned);
-  auto one_call = [&](size_t s) {
-    if (!poisoned[s]) {
-      for (auto& [mapped, binding] : outputs[s]) backend_.poison(*mapped, binding);
-    }
-    poisoned[s] = false;
-    backend_.synchronize();
-    TimedCall timed;
-    const int64_t wall_start = monotonic_ns();
-    timer->start();
-    timed.status = calls[s].invoke();
-    timer->stop();
-    backend_.synchronize();
-    timed.wall_ns = static_cast<double>(monotonic_ns() - wall_start);
-    if (timed.status == 0) timed.device_ns = timer->elapsed_ns();
-    return timed;
-  };
-
   const int64_t loop_start = monotonic_ns();
   protocol::TimeReply reply;
   try {
-    reply = run_timing_batch(set_bindings.size(), one_call, batch);
+    reply = run_timing_batch(sets.size(), [&](size_t s) { return timed_call(sets[s], *timer); }, batch);
   } catch (const DeviceFault&) {
     throw;
   } catch (const std::exception& e) {
@@ -224,6 +205,27 @@ json WorkerSession::time(const json& request) {
   }
   reply.setup_ns = static_cast<double>((loop_start - setup_start) + (monotonic_ns() - loop_end));
   return reply;
+}
+
+// Poison, synchronise so the host clock starts on an idle device, then time
+// the call alone. The host clock also spans the short hold the CUDA timer
+// queues ahead of the call (CudaTimer): it is left in, so that the claims
+// add up to what the harness's own clock sees around the batch.
+TimedCall WorkerSession::timed_call(TimedSet& set, CallTimer& timer) {
+  if (!set.poisoned) {
+    for (auto& [mapped, binding] : set.outputs) backend_.poison(*mapped, binding);
+  }
+  set.poisoned = false;
+  backend_.synchronize();
+  TimedCall timed;
+  const int64_t wall_start = monotonic_ns();
+  timer.start();
+  timed.status = set.call.invoke();
+  timer.stop();
+  backend_.synchronize();
+  timed.wall_ns = static_cast<double>(monotonic_ns() - wall_start);
+  if (timed.status == 0) timed.device_ns = timer.elapsed_ns();
+  return timed;
 }
 
 }  // namespace harness

@@ -8,6 +8,7 @@
 
 #include "harness/ipc/channel.h"
 #include "harness/worker/abi_adapter.h"
+#include "harness/timing/timing_loop.h"
 #include "harness/worker/device_backend.h"
 
 namespace harness {
@@ -24,6 +25,8 @@ class WorkerSession {
   nlohmann::json map_buffer(const nlohmann::json& request, int fd);
   nlohmann::json call(const nlohmann::json& request);
   nlohmann::json time(const nlohmann::json& request);
+  struct TimedSet;
+  TimedCall timed_call(TimedSet& set, CallTimer& timer);
   // Pointers for the submission, after uploading every bound buffer.
   // `upload`: copy each tensor's buffer to the device first (not for a
   // staged timing, whose sets an "upload" request already copied).
