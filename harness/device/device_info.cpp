@@ -40,4 +40,13 @@ PeakBandwidth measure_peak(const DeviceInfo& device, bool quick) {
   return peak;
 }
 
+PeakBandwidth best_of(const PeakBandwidth& kept, const PeakBandwidth& fresh) {
+  PeakBandwidth best = fresh;
+  best.copy_bytes_per_second = std::max(kept.copy_bytes_per_second, fresh.copy_bytes_per_second);
+  best.read_bytes_per_second = std::max(kept.read_bytes_per_second, fresh.read_bytes_per_second);
+  best.write_bytes_per_second = std::max(kept.write_bytes_per_second, fresh.write_bytes_per_second);
+  best.measurements = kept.measurements + fresh.measurements;
+  return best;
+}
+
 }  // namespace harness

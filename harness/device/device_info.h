@@ -20,6 +20,7 @@ struct PeakBandwidth {
   bool quick = false;                // smaller arrays, fewer repetitions
   std::string measured_at;           // UTC time of the measurement
   std::string cached_from;           // the cache file it was read from; empty: measured by this process
+  int measurements = 1;              // each ceiling is the best of this many measurements (best_of)
 
   // The fastest any case could move its bytes on this device: the fastest
   // ceiling plus 10% for the noise of the measurement. Each case is judged
@@ -49,6 +50,11 @@ std::vector<DeviceInfo> discover_devices();
 
 // Measures a device's peak; `quick` uses smaller arrays and fewer repetitions.
 PeakBandwidth measure_peak(const DeviceInfo& device, bool quick);
+
+// Each ceiling the larger of two measurements of one device, the rest
+// (method, size, time) the newer's: a busy moment only ever lowers a
+// measurement, so the best seen is the nearest to the device's own.
+PeakBandwidth best_of(const PeakBandwidth& kept, const PeakBandwidth& fresh);
 
 PeakBandwidth measure_cpu_peak(uint64_t last_level_cache_bytes, bool quick);
 

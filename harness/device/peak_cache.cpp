@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <ctime>
+#include <limits>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -18,6 +20,8 @@ constexpr const char* kSchema = "harness.peaks/v1";
 // Bumped whenever a measuring method changes, so that figures taken the old
 // way are measured again rather than mixed with new ones.
 constexpr int kMethodVersion = 2;
+// A stored peak older than this is measured again (and kept at the best of both).
+constexpr double kPeakMaxAgeDays = 7;
 
 std::string env(const char* name) {
   const char* value = std::getenv(name);
@@ -31,6 +35,14 @@ nlohmann::json read_document(const std::string& path) {
     throw UsageError(fmt::format("{} is not a peak cache of schema {}", path, kSchema));
   }
   return document;
+}
+
+// Days since a measurement's UTC time stamp; infinity for one that cannot be read.
+double age_days(const std::string& measured_at) {
+  std::tm tm{};
+  const char* end = strptime(measured_at.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (!end || *end != '\0') return std::numeric_limits<double>::infinity();
+  return std::difftime(std::time(nullptr), timegm(&tm)) / 86400.0;
 }
 
 }  // namespace
@@ -75,7 +87,7 @@ std::optional<PeakBandwidth> read_cached_peak(const std::string& path, const std
   }
 }
 
-void store_cached_peak(const std::string& path, const std::string& key, const PeakBandwidth& peak) {
+PeakBandwidth remember_peak(const std::string& path, const std::string& key, const PeakBandwidth& fresh) {
   nlohmann::json document{{"schema", kSchema}, {"entries", nlohmann::json::object()}};
   if (file_exists(path)) {
     try {
@@ -84,32 +96,49 @@ void store_cached_peak(const std::string& path, const std::string& key, const Pe
       // An unreadable cache is replaced: it only ever held measurements.
     }
   }
-  PeakBandwidth stored = peak;
+  PeakBandwidth stored = fresh;
+  if (document["entries"].contains(key)) {
+    try {
+      const PeakBandwidth kept = peak_from_json(document["entries"][key]);
+      if (kept.quick == fresh.quick) stored = best_of(kept, fresh);
+      if (!kept.quick && fresh.quick) stored = kept;
+    } catch (const std::exception&) {
+      // A malformed entry is replaced by the measurement.
+    }
+  }
   stored.cached_from.clear();
   document["entries"][key] = to_json(stored);
   std::error_code ignored;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
   write_file_atomically(path, document.dump(1) + "\n");
+  return stored;
 }
 
 PeakBandwidth obtain_peak(const DeviceInfo& device, bool quick, PeakSource preferred, std::string& note) {
   const std::string path = peak_cache_path();
   const std::string key = peak_cache_key(device, query_host());
   std::string problem;
+  std::string why = "measured now";
   if (preferred == PeakSource::cache) {
     if (auto cached = read_cached_peak(path, key, !quick, problem)) {
-      note = fmt::format("peak measured {}{} (cached in {}; `harness peak` measures again)", cached->measured_at,
-                         cached->quick ? ", quick" : "", path);
-      return *cached;
+      if (age_days(cached->measured_at) <= kPeakMaxAgeDays) {
+        note = fmt::format("peak measured {}{}, the best of {} measurement{} (cached in {}; `harness peak` measures "
+                           "again)", cached->measured_at, cached->quick ? ", quick" : "", cached->measurements,
+                           cached->measurements == 1 ? "" : "s", path);
+        return *cached;
+      }
+      why = fmt::format("measured again (the cached one, of {}, is over {:.0f} days old)", cached->measured_at,
+                        kPeakMaxAgeDays);
     }
   }
   PeakBandwidth peak = measure_peak(device, quick);
   note = problem.empty() ? "" : problem + "; ";
   try {
-    store_cached_peak(path, key, peak);
-    note += fmt::format("peak measured now{}, stored in {}", quick ? " (quick)" : "", path);
+    peak = remember_peak(path, key, peak);
+    note += fmt::format("peak {}{}, stored in {} as the best of {} measurement{}", why, quick ? " (quick)" : "", path,
+                        peak.measurements, peak.measurements == 1 ? "" : "s");
   } catch (const std::exception& e) {
-    note += fmt::format("peak measured now{}; not stored: {}", quick ? " (quick)" : "", e.what());
+    note += fmt::format("peak {}{}; not stored: {}", why, quick ? " (quick)" : "", e.what());
   }
   return peak;
 }

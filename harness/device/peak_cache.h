@@ -30,13 +30,17 @@ std::string peak_cache_key(const DeviceInfo& device, const HostInfo& host);
 std::optional<PeakBandwidth> read_cached_peak(const std::string& path, const std::string& key, bool full_wanted,
                                               std::string& problem);
 
-// Replaces the entry for `key`, keeping the others; atomic.
-void store_cached_peak(const std::string& path, const std::string& key, const PeakBandwidth& peak);
+// Stores `fresh` for `key` as the best of it and the stored entry (a full
+// measurement replaces a quick one, a quick one leaves a full one), keeping
+// the other entries; atomic. Returns what is stored now. The stored figures
+// thus only rise: a measurement on a busy moment cannot lower them.
+PeakBandwidth remember_peak(const std::string& path, const std::string& key, const PeakBandwidth& fresh);
 
 enum class PeakSource { cache, measure };
 
-// The peak a run uses on `device`: the cached one, or measured now and
-// stored. `note` says which (and any cache problem), for the console.
+// The peak a run uses on `device`: the cached one, unless it is over a week
+// old or `preferred` is measure; otherwise measured now and remembered.
+// `note` says which (and any cache problem), for the console.
 PeakBandwidth obtain_peak(const DeviceInfo& device, bool quick, PeakSource preferred, std::string& note);
 
 }  // namespace harness

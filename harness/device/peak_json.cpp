@@ -15,7 +15,8 @@ json to_json(const PeakBandwidth& p) {
               {"threads", p.threads},
               {"quick", p.quick},
               {"measured_at", p.measured_at},
-              {"cached_from", p.cached_from}};
+              {"cached_from", p.cached_from},
+              {"measurements", p.measurements}};
 }
 
 PeakBandwidth peak_from_json(const json& j) {
@@ -30,6 +31,7 @@ PeakBandwidth peak_from_json(const json& j) {
   p.quick = j.value("quick", false);
   p.measured_at = j.value("measured_at", "");
   p.cached_from = j.value("cached_from", "");
+  p.measurements = j.value("measurements", 1);
   return p;
 }
 
