@@ -7,6 +7,7 @@
 #include "harness/core/clock.h"
 #include "harness/core/error.h"
 #include "harness/core/stats.h"
+#include "harness/results/bandwidth_figures.h"
 #include "harness/witness/timing_witness.h"
 
 namespace harness {
@@ -121,18 +122,7 @@ TimingResult CaseContext::timing_of(const protocol::TimeReply& reply, const std:
   return timing;
 }
 
-// The bandwidth the scores use (at the time never below the witness's
-// floor) and its fraction of this case's roofline.
-void CaseContext::record_bandwidth() {
-  const TimingResult& timing = *result_.timing;
-  if (bytes_.total() <= 0 || timing.scored_median_ns() <= 0) return;
-  result_.bandwidth = bytes_.total() / (timing.scored_median_ns() * 1e-9);
-  const double roofline = device_.peak ? roofline_bytes_per_second(*device_.peak, bytes_) : 0;
-  if (roofline > 0) {
-    result_.roofline = roofline;
-    result_.peak_fraction = *result_.bandwidth / roofline;
-  }
-}
+void CaseContext::record_bandwidth() { harness::record_bandwidth(result_, device_.peak ? &*device_.peak : nullptr); }
 
 double CaseContext::time_poisoning(const std::vector<Binding>& set) const {
   const int64_t start = monotonic_ns();

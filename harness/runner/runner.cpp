@@ -12,7 +12,7 @@
 #include "harness/challenge_api/case_context.h"
 #include "harness/executors/control_executor.h"
 #include "harness/runner/failure_verdict.h"
-#include "harness/runner/speed_of_light.h"
+#include "harness/results/bandwidth_figures.h"
 #include "harness/executors/process_executor.h"
 #include "harness/executors/worker_executor.h"
 #include "harness/sandbox/memory_limit.h"
@@ -99,14 +99,16 @@ CaseResult blank_result(const RunSettings& settings, const PlannedEntry& entry, 
 }
 
 void run_one_case(const RunSettings& settings, const PlannedEntry& entry, const CaseSpec& spec, Executor& executor,
-                  CaseResult& result) {
+                  SpeedOfLight& speed_of_light, CaseResult& result) {
   const int64_t start = monotonic_ns();
   try {
     executor.begin_case();
-    CaseContext ctx(spec, settings, executor, *entry.device, result, entry.challenge->config().ops);
+    DeviceInfo device = *entry.device;
+    device.peak = speed_of_light.peak(device);
+    CaseContext ctx(spec, settings, executor, device, result, entry.challenge->config().ops);
     entry.challenge->run_case(spec, ctx);
     result.verdict = Verdict::pass;
-    if (const auto message = impossible_speed(result, *entry.device)) {
+    if (const auto message = speed_of_light.judge(result, *entry.device)) {
       result.verdict = Verdict::impossible_speed;
       result.message = *message;
     }
@@ -153,7 +155,7 @@ std::string reproduce_command(const RunSettings& settings, const PlannedEntry& e
 }
 
 void execute_plan(const RunPlan& plan, const RunSettings& settings, RunResults& results, RunObserver& observer,
-                  const std::function<void(const RunResults&)>& checkpoint) {
+                  const std::function<void(const RunResults&)>& checkpoint, SpeedOfLight& speed_of_light) {
   ScratchFolder scratch;
   for (const PlannedEntry& entry : plan.entries) {
     observer.entry_started(entry);
@@ -172,7 +174,7 @@ void execute_plan(const RunPlan& plan, const RunSettings& settings, RunResults& 
       observer.case_started(entry, spec);
       CaseResult result = blank_result(settings, entry, spec);
       if (runnable) {
-        run_one_case(settings, entry, spec, *executor, result);
+        run_one_case(settings, entry, spec, *executor, speed_of_light, result);
       } else {
         not_run(entry, result);
       }
@@ -185,6 +187,7 @@ void execute_plan(const RunPlan& plan, const RunSettings& settings, RunResults& 
     executor.reset();  // stop the worker before the next entry starts one
     observer.entry_finished(stored);
   }
+  for (const auto& [device_id, peak] : speed_of_light.raised()) rederive_bandwidth(results, device_id, peak);
 }
 
 }  // namespace harness

@@ -9,6 +9,7 @@
 
 #include "harness/results/results.h"
 #include "harness/runner/run_plan.h"
+#include "harness/runner/speed_of_light.h"
 #include "harness/challenge_api/run_settings.h"
 
 namespace harness {
@@ -24,9 +25,11 @@ class RunObserver {
 
 // Runs the plan, appending one EntryResult per planned entry to
 // results.entries and calling `checkpoint` after every case. Scores are not
-// computed here (see scoring.h).
+// computed here (see scoring.h). A device's peak that `speed_of_light`
+// raised during the run replaces it in results.devices, and every case on
+// that device has its roofline figures computed again.
 void execute_plan(const RunPlan& plan, const RunSettings& settings, RunResults& results, RunObserver& observer,
-                  const std::function<void(const RunResults&)>& checkpoint);
+                  const std::function<void(const RunResults&)>& checkpoint, SpeedOfLight& speed_of_light);
 
 // The command that re-runs one case of one entry with the same inputs.
 std::string reproduce_command(const RunSettings& settings, const PlannedEntry& entry, const CaseSpec& spec);
