@@ -5,8 +5,10 @@ The harness's folders form floors, lowest first (LAYERS). A file may include
 headers of its own folder and of the floors below it, never of a floor above:
 so there is no loop between folders, and a folder's place says what it may
 use. A challenge's host code sits just above the challenge author's API, its
-worker adapter just above the worker. Exits 1 naming every include that runs
-upward or names a folder not in LAYERS.
+worker adapter just above the worker. Also checks that docs/ARCHITECTURE.md's
+layout table names every folder of harness/. Exits 1 naming every include
+that runs upward or names a folder not in LAYERS, and every folder the table
+misses or invents.
 """
 
 import os
@@ -59,6 +61,19 @@ def rank(floor):
     return LAYERS.index(floor)
 
 
+def layout_table_problems(root):
+    """docs/ARCHITECTURE.md's layout table names every folder of harness/ and no other."""
+    doc = os.path.join(root, "docs", "ARCHITECTURE.md")
+    if not os.path.exists(doc):
+        return []
+    with open(doc, encoding="utf-8") as text:
+        listed = {m.group(1) for m in re.finditer(r"^\| `harness/([a-z_]+)[/`]", text.read(), re.M)}
+    present = {d for d in os.listdir(os.path.join(root, "harness")) if os.path.isdir(os.path.join(root, "harness", d))}
+    problems = [f"docs/ARCHITECTURE.md's layout table has no row for harness/{d}" for d in sorted(present - listed)]
+    problems += [f"docs/ARCHITECTURE.md's layout table names harness/{d}, which is no folder" for d in sorted(listed - present)]
+    return problems
+
+
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
     problems = []
@@ -91,10 +106,11 @@ def main():
     for floor in LAYERS:
         if floor not in folders:
             problems.append(f"layer {floor} has no folder harness/{floor}")
+    problems += layout_table_problems(root)
     for problem in problems:
         print(problem)
     if problems:
-        print(f"{len(problems)} include(s) against the layers (lowest first): {', '.join(LAYERS)}")
+        print(f"{len(problems)} problem(s); the layers, lowest first: {', '.join(LAYERS)}")
         return 1
     print(f"no include runs upward: {', '.join(LAYERS)}")
     return 0
