@@ -5,6 +5,7 @@
 
 #include "harness/cli/argument_checks.h"
 #include "harness/cli/commands.h"
+#include "harness/compare/derived_figures.h"
 #include "harness/compare/merge.h"
 #include "harness/core/files.h"
 #include "harness/results/results_json.h"
@@ -20,7 +21,10 @@ struct MergeArguments {
 int merge(const MergeArguments& args) {
   check_output_path("-o", args.output);
   std::vector<NamedResults> inputs;
-  for (const auto& path : args.inputs) inputs.push_back({path, load_results(path)});
+  for (const auto& path : args.inputs) {
+    inputs.push_back({path, load_results(path)});
+    check_derived_figures(inputs.back().results, path);
+  }
   const RunResults merged = merge_results(inputs);
   write_file_atomically(args.output, to_json(merged).dump(1) + "\n");
   size_t cases = 0;

@@ -6,6 +6,7 @@
 
 #include "harness/cli/argument_checks.h"
 #include "harness/cli/commands.h"
+#include "harness/compare/derived_figures.h"
 #include "harness/core/files.h"
 #include "harness/report/markdown_report.h"
 #include "harness/results/results_json.h"
@@ -23,7 +24,10 @@ struct ReportArguments {
 int report(const ReportArguments& args) {
   if (!args.output.empty()) check_output_path("-o", args.output);
   std::vector<NamedResults> runs;
-  for (const auto& path : args.inputs) runs.push_back({path, load_results(path)});
+  for (const auto& path : args.inputs) {
+    runs.push_back({path, load_results(path)});
+    check_derived_figures(runs.back().results, path);
+  }
   // Combined and scored again: a baseline stored in one file scores the
   // speedups of another; devices of different machines stay apart.
   ReportInput input = combine_for_report(runs);

@@ -140,6 +140,14 @@ void compare_scores(const EntryResult& now, const EntryResult& before, const Gat
 
 GateReport gate_results(const RunResults& current, const RunResults& baseline, const GateOptions& o) {
   GateReport report;
+  // An interrupted run judged nothing after it stopped: a case it never
+  // reached cannot be shown not to have regressed.
+  if (!current.run.complete && !o.allow_incomplete) {
+    report.regressions.push_back({"incomplete", "the run", "",
+                                  "these results say complete: false (the run was interrupted or is a shard); "
+                                  "--allow-incomplete gates what it holds",
+                                  ""});
+  }
   std::set<std::string> compared_devices;
   std::map<std::string, std::string> skipped_devices;  // device -> why its entries were not compared
   for (const EntryResult& before : baseline.entries) {

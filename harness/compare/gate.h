@@ -22,6 +22,7 @@ struct GateOptions {
   double alpha = 0.01;               // significance of the rank test
   size_t min_samples = 5;            // fewer timing samples on either side: not compared
   bool compare_timings = true;       // false: verdicts and scores only, whatever the machine
+  bool allow_incomplete = false;     // an interrupted run (complete: false) is not itself a regression
 };
 
 struct GateFinding {

@@ -56,6 +56,38 @@ TEST(GateCli, UnusableInputExitsWithTwo) {
 }
 
 
+// Edited results are refused (exit 2, naming the entry) by gate, report and
+// merge; an interrupted run fails the gate unless asked to gate what it holds.
+TEST(GateCli, EditedResultsAreRefusedAndAnIncompleteRunFails) {
+  TempFolder tmp;
+  const std::string golden = std::string(HARNESS_SOURCE_DIR) + "/tests/golden/run_a.json";
+  nlohmann::json edited = nlohmann::json::parse(read_text_file(golden));
+  for (auto& entry : edited["results"]) {
+    if (entry["submission"]["name"] == "cpu-mutant-rows-mixed") entry["scores"]["overall"] = 100.0;
+  }
+  std::ofstream(tmp.path("edited.json")) << edited.dump();
+  for (const std::string& command : {fmt::format("gate {} --baseline {}", tmp.path("edited.json"), golden),
+                                     fmt::format("gate {} --baseline {}", golden, tmp.path("edited.json")),
+                                     fmt::format("report {}", tmp.path("edited.json")),
+                                     fmt::format("merge {} -o {}", tmp.path("edited.json"), tmp.path("m.json"))}) {
+    const auto r = run_cli(command);
+    EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.output;
+    EXPECT_NE(r.output.find("edited.json: softmax_topk / cpu-mutant-rows-mixed on cpu: the stored overall"),
+              std::string::npos)
+        << command << "\n" << r.output;
+  }
+
+  nlohmann::json interrupted = nlohmann::json::parse(read_text_file(golden));
+  interrupted["run"]["complete"] = false;
+  std::ofstream(tmp.path("interrupted.json")) << interrupted.dump();
+  const auto failed = run_cli(fmt::format("gate {} --baseline {}", tmp.path("interrupted.json"), golden));
+  EXPECT_EQ(failed.exit_code, 1) << failed.output;
+  EXPECT_NE(failed.output.find("complete: false"), std::string::npos) << failed.output;
+  const auto allowed =
+      run_cli(fmt::format("gate {} --baseline {} --allow-incomplete", tmp.path("interrupted.json"), golden));
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.output;
+}
+
 TEST(GateCli, ResultsFromAnotherHostAndCpuModelGateOnVerdicts) {
   // The README's test command gates a quick run against a baseline committed
   // from one machine; CI runs it on others (AMD or Intel, any name).

@@ -28,10 +28,11 @@ inline CaseResult make_case(const std::string& id, Suite suite, Verdict verdict,
   return c;
 }
 
-// A run of `cases`, scored.
+// A complete run of `cases`, scored.
 inline RunResults results(std::vector<CaseResult> cases, const std::string& host = "host-a",
                           const std::string& device_name = "cpu-x") {
   RunResults r;
+  r.run.complete = true;
   r.run.harness_version = "0.1.0";
   r.run.host.hostname = host;
   r.run.seed = 1;
