@@ -16,7 +16,7 @@ const std::pair<Workload, const char*> kNames[] = {
     {Workload::chunked_prefill, "chunked_prefill"}, {Workload::layers, "layers"},
     {Workload::gqa, "gqa"},                 {Workload::churn, "churn"},
     {Workload::over_budget, "over_budget"}, {Workload::layered_budget, "layered_budget"},
-    {Workload::capacity, "capacity"},
+    {Workload::capacity, "capacity"},       {Workload::capacity_after_churn, "capacity_after_churn"},
     {Workload::block_edges, "block_edges"}, {Workload::ragged_reuse, "ragged_reuse"},
     {Workload::one_token, "one_token"},
     {Workload::large_scores, "large_scores"}, {Workload::long_context, "long_context"},
@@ -93,6 +93,7 @@ std::vector<CaseSpec> case_matrix() {
   add(Suite::edge, Workload::over_budget, 1, 4, 4, 64, true);
   add(Suite::edge, Workload::layered_budget, 2, 4, 4, 64);
   add(Suite::edge, Workload::capacity, 1, 4, 4, 64, true);
+  add(Suite::edge, Workload::capacity_after_churn, 1, 4, 4, 64, true);
   add(Suite::edge, Workload::block_edges, 1, 4, 2, 64);
   add(Suite::edge, Workload::ragged_reuse, 2, 4, 2, 64);
   add(Suite::edge, Workload::one_token, 1, 4, 4, 64);

@@ -20,6 +20,7 @@ enum class Workload {
   over_budget,      // appends past the budget are refused cleanly, the rest stays intact
   layered_budget,   // a multi-layer cache at its budget: a chunk is refused whole, at its first layer
   capacity,         // how many live tokens fit in a budget
+  capacity_after_churn,  // as many tokens fit after sequences came and went as when the cache was created
   block_edges,      // lengths around powers of two
   ragged_reuse,     // lengths block - 1, block, block + 1 for a block drawn from the seed; released blocks reused
   one_token,        // a single one-token sequence

@@ -1,5 +1,7 @@
 #include "workloads.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "harness/core/error.h"
@@ -175,6 +177,60 @@ void capacity(KvSession& s, harness::CaseContext& ctx, const KvCase& c) {
   s.attend_newest();
 }
 
+// Sequences of 128 tokens until the cache refuses one; returns how many
+// tokens it then held, and releases them all.
+int64_t fill_and_empty(KvSession& s) {
+  for (int64_t i = 0; i < s.config().max_sequences; ++i) {
+    if (!s.append(sequence_id(i), 128, true)) break;
+  }
+  s.check_bytes();
+  const int64_t held = s.live_tokens();
+  for (int64_t id : s.live_sequences()) s.release(id);
+  s.check_bytes();
+  return held;
+}
+
+// A cache that loses blocks as they are reused (a free list that drops a
+// block it hands out a second time) holds what it counts and passes churn's
+// leak check, but holds less and less: after 40 rounds of sequences coming
+// and going it must accept as many tokens as when it was created. At every
+// seed the rounds append at least 40 x 2 x 65 tokens, two and a half times
+// what the budget holds, so every block is reused.
+void capacity_after_churn(KvSession& s, harness::CaseContext& ctx, harness::Rng& rng) {
+  const int64_t created = fill_and_empty(s);
+  if (created == 0) ctx.fail(harness::Verdict::wrong_answer, "the cache refused the first sequence, which its budget holds");
+  int64_t next = 1000;  // ids apart from the fills'
+  for (int round = 0; round < 40; ++round) {
+    const int starts = 2 + static_cast<int>(rng.below(3));
+    for (int i = 0; i < starts; ++i) {
+      const int64_t id = sequence_id(next++);
+      const int64_t length = 64 + static_cast<int64_t>(rng.below(static_cast<uint64_t>(s.config().max_tokens) - 68));
+      if (!s.append(id, length, true) || !s.append(id, 1, true)) {
+        ctx.fail(harness::Verdict::wrong_answer,
+                 fmt::format("round {} of sequences coming and going: the cache refused an append with {} tokens "
+                             "live, under a budget that held {} when it was created: it loses memory as it reuses it",
+                             round + 1, s.live_tokens(), created));
+      }
+    }
+    if (round % 8 == 7) s.attend_newest();
+    s.check_bytes();
+    auto live = s.live_sequences();
+    while (!live.empty()) {
+      const size_t pick = rng.below(live.size());
+      s.release(live[pick]);
+      live.erase(live.begin() + static_cast<long>(pick));
+    }
+  }
+  s.check_bytes();
+  const int64_t after = fill_and_empty(s);
+  ctx.metrics()["capacity_after_churn_tokens"] = after;
+  if (after < created) {
+    ctx.fail(harness::Verdict::wrong_answer,
+             fmt::format("after 40 rounds of sequences coming and going, the cache accepted {} tokens where it "
+                         "accepted {} when it was created: it loses memory as it reuses it", after, created));
+  }
+}
+
 }  // namespace
 
 void run_workload(harness::CaseContext& ctx, const KvCase& c, const FormatTolerances& tolerances) {
@@ -247,6 +303,12 @@ void run_workload(harness::CaseContext& ctx, const KvCase& c, const FormatTolera
       return in_session(KvConfig{c.layers, c.q_heads, c.kv_heads, c.head_dim, 64, 2048, 8 << 20}, [&](KvSession& s) {
         capacity(s, ctx, c);
       });
+    case Workload::capacity_after_churn: {
+      // A budget of 16 sequences of 128 tokens in the declared format.
+      const double budget = 16 * 128 * c.layers * token_bytes(c, declared_bytes_per_element(ctx));
+      return in_session(KvConfig{c.layers, c.q_heads, c.kv_heads, c.head_dim, 32, 256, static_cast<int64_t>(budget)},
+                        [&](KvSession& s) { capacity_after_churn(s, ctx, rng); });
+    }
     case Workload::block_edges:
       return in_session(roomy(c, 12, 136), [&](KvSession& s) {
         prefill_then_decode(s, {15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129}, 3);

@@ -182,7 +182,18 @@ class MutableCache final : public kv_abi::Cache {
   harness_status release(int64_t sequence) override {
     const auto it = sequences_.find(sequence);
     if (it == sequences_.end()) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "release: not live");
-#if !defined(MUTANT_LEAK_ON_RELEASE) && !defined(EXPLOIT_HIDDEN_LEAK)
+#if defined(MUTANT_FREE_LIST_LOSES_REUSED)
+    // Bug: a block handed out again a second time is dropped from the free
+    // list when it comes back (meant to retire worn blocks): it is counted
+    // nowhere, so bytes_in_use stays true, and the pool shrinks with reuse.
+    for (auto b = it->second.blocks.rbegin(); b != it->second.blocks.rend(); ++b) {
+      if (reuses_[static_cast<size_t>(*b)] >= 2) {
+        ++lost_;
+      } else {
+        free_.push_back(*b);
+      }
+    }
+#elif !defined(MUTANT_LEAK_ON_RELEASE) && !defined(EXPLOIT_HIDDEN_LEAK)
     for (auto b = it->second.blocks.rbegin(); b != it->second.blocks.rend(); ++b) free_.push_back(*b);
 #endif
 #ifdef EXPLOIT_HIDDEN_LEAK
@@ -207,7 +218,7 @@ class MutableCache final : public kv_abi::Cache {
   int64_t bytes_in_use() const override { return slices_charged_ * slice_bytes_; }
 #else
   int64_t bytes_in_use() const override {
-    return (fresh_ - leaked_ - static_cast<int64_t>(free_.size())) * block_bytes_;
+    return (fresh_ - leaked_ - lost_ - static_cast<int64_t>(free_.size())) * block_bytes_;
   }
 #endif
 
@@ -223,10 +234,12 @@ class MutableCache final : public kv_abi::Cache {
     if (!free_.empty()) {
       id = free_.back();
       free_.pop_back();
+      ++reuses_[static_cast<size_t>(id)];
     } else if (fresh_ < max_blocks_ + leaked_) {
       id = static_cast<int32_t>(fresh_++);
       pool_.resize(static_cast<size_t>(fresh_ * block_elems_));
       filled_.push_back(0);
+      reuses_.push_back(0);
     } else {
       id = stolen->back();  // MUTANT_OVERWRITE_PAST_BUDGET only
       stolen->pop_back();
@@ -352,6 +365,8 @@ class MutableCache final : public kv_abi::Cache {
   std::vector<int32_t> free_;    // a stack: the last block released is the first reused
   int64_t fresh_ = 0;            // blocks [0, fresh_) exist in pool_
   int64_t leaked_ = 0;           // EXPLOIT_HIDDEN_LEAK only: blocks lost, reported free
+  int64_t lost_ = 0;             // MUTANT_FREE_LIST_LOSES_REUSED only: blocks dropped, counted nowhere
+  std::vector<int32_t> reuses_;  // [blocks] times handed out again from the free list
   int64_t changes_ = 0;          // appends and releases so far
 #if defined(EXPLOIT_REPLAY_ATTEND) || defined(EXPLOIT_REPLAY_SPIN)
   std::map<std::tuple<int32_t, const float*, float*, int64_t>, std::vector<float>> replays_;
