@@ -1,13 +1,8 @@
-// The device-memory witness: what a CUDA worker holds on its GPU, read by
-// the harness from the driver (NVML's list of compute processes and the
-// memory each uses), not from inside the worker, whose cudaMemGetInfo
-// would be its own word.
-//
-// NVML is loaded at run time (libnvidia-ml.so.1, installed with the
-// driver), so the harness builds and runs without it; where it is missing,
-// or cannot see the worker (a container with its own PID namespace, a
-// driver that hides per-process usage), there is no reading and the harness
-// says so rather than guess.
+// The device-memory witness: what a CUDA worker holds on its GPU, read from
+// the driver (NVML, loaded at run time from libnvidia-ml.so.1), not from the
+// worker, whose cudaMemGetInfo would be its own word. Where NVML is missing or
+// cannot see the worker (its own PID namespace), there is no reading and the
+// harness says so rather than guess.
 #pragma once
 
 #include <sys/types.h>

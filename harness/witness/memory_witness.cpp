@@ -47,9 +47,7 @@ std::optional<int64_t> status_bytes(pid_t pid, const std::string& field) {
 // anonymous mapping (shown as /dev/zero: pinned host memory from
 // cudaMallocHost is one), System V shared memory, a file in /dev/shm, or an
 // NVIDIA device file, through which the driver maps memory of its own into
-// a CUDA process (72 MiB at the runtime's start on an H200; a baseline's
-// part, the same through every honest case: scripts/gpu/host_memory_probe.cu,
-// reports/gpu-h200-witnesses).
+// a CUDA process (part of the baseline, the same through every honest case).
 bool shared_memory_path(const std::string& path) {
   return path.rfind("/memfd:", 0) == 0 || path.rfind("/dev/zero", 0) == 0 || path.rfind("/SYSV", 0) == 0 ||
          path.rfind("/dev/shm/", 0) == 0 || path.rfind("/dev/nvidia", 0) == 0;

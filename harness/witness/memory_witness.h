@@ -1,28 +1,9 @@
 // The memory witness: what a worker process really holds, read by the
-// harness from /proc, set beside what the submission reports.
-//
-// On the CPU the witness is what the worker holds of its own
-// (resident_private_bytes): its anonymous resident memory (RssAnon in
-// /proc/<pid>/status: heap, stacks, private mappings it has touched) and
-// its shared memory mappings other than the harness's tensors. The claim
-// is compared with the growth of that figure since a baseline read before
-// the submission's library was loaded into the case's own worker
-// (Executor::resident_before_load): what the library's constructors or any
-// call of the case hold counts, the worker's own footprint does not.
-// Growth beyond the claim by more than kMemoryFactor times the claim plus
-// kMemoryAllowanceBytes (allocator slack, the worker's message buffers, a
-// thread pool's stacks) is the verdict understated_memory.
-//
-// A process submission runs no harness code before its own, so it has no
-// "before load": its baseline is read when the case's memory is first
-// witnessed (after its hello, and after an earlier case if it served one),
-// and its reading covers every process of its group (it may fork, not
-// leave the group) and the files it keeps in its scratch folder.
-//
-// A GPU worker's host memory is read the same way (pinned host memory is a
-// shared anonymous mapping, so it is in it) and judged with a larger
-// allowance for its runtime's share (kGpuHostMemoryAllowanceBytes). The
-// device memory it uses is read from the driver (device_memory.h).
+// harness from /proc, set beside what the submission reports. A claim is
+// judged against the growth since a baseline: read before the library loads
+// in a compiled worker, at the case's first reading for a process submission
+// (whose reading covers its group and its scratch files). See
+// docs/ARCHITECTURE.md, Witnesses.
 #pragma once
 
 #include <sys/types.h>
@@ -34,15 +15,16 @@
 
 namespace harness {
 
+// Growth beyond kMemoryFactor times the claim plus an allowance (on the CPU
+// kMemoryAllowanceBytes: allocator slack, message buffers, a thread pool's
+// stacks) is understated_memory.
 inline constexpr double kMemoryFactor = 1.1;
 inline constexpr int64_t kMemoryAllowanceBytes = int64_t{1} << 20;
 
 // What a GPU worker's host memory may grow by beyond kMemoryFactor times
 // its claim, in place of kMemoryAllowanceBytes: room for its CUDA
 // runtime's share, which grows after the baseline (modules loaded at a
-// kernel's first launch, the runtime's buffers for pageable copies). The honest CUDA workers
-// grew by at most 3.1 MiB in 277 cases on an H200; the exploits'
-// 128 MiB stores are caught (reports/gpu-h200-witnesses).
+// kernel's first launch, the runtime's buffers for pageable copies).
 inline constexpr int64_t kGpuHostMemoryAllowanceBytes = int64_t{64} << 20;
 
 // RssAnon of `pid` in bytes, or nullopt when /proc cannot tell (no such
@@ -54,12 +36,9 @@ std::optional<int64_t> resident_anonymous_bytes(pid_t pid);
 // mapping, System V shared memory), its huge pages, and the memory files it
 // holds open, all but the files whose inodes are `harness_files` (the
 // harness's current tensors, which it maps; they are sealed at their size).
-// Shared memory is not anonymous: read alone, RssAnon let a hidden store in
-// a shared mapping pass unseen (cpu-hidden-xhat-shared). Where the
-// process's memory map cannot be read (it made itself non-dumpable), all of
-// its shared memory counts, the harness's tensors included. nullopt when
-// /proc cannot tell. Not seen: data in pipe and socket buffers, which the
-// kernel holds (bounded by its per-user pipe and socket limits).
+// Where the memory map cannot be read (a non-dumpable process), all of its
+// shared memory counts, the harness's tensors included. nullopt when /proc
+// cannot tell. Not seen: pipe and socket buffers, which the kernel holds.
 std::optional<int64_t> resident_private_bytes(pid_t pid, const std::set<uint64_t>& harness_files);
 
 // What the processes of the group `leader` leads hold of their own: each
@@ -75,10 +54,8 @@ std::optional<int64_t> group_private_bytes(pid_t leader);
 int64_t folder_bytes(const std::string& folder);
 
 // False in a build under AddressSanitizer, whose workers are built the same
-// way: their resident memory holds the sanitizer's shadow and its quarantine
-// of freed blocks (an honest cache measured 4.7 MB against a 3.2 MB claim),
-// so the figure says nothing about the submission, and memory is not
-// witnessed there.
+// way: their resident memory holds the sanitizer's shadow and quarantine, so
+// memory is not witnessed there.
 bool memory_witness_meaningful();
 
 struct MemoryJudgement {

@@ -1,17 +1,10 @@
 // The GPU witnesses' defences that HARNESS_WITNESS_DISABLE switches off, for
-// the tests that show each one's exploit getting through without it. A run
-// with any off says so on stderr and in results.json (run.options.witness_disabled).
-//
-//   gpu-staging            a CUDA worker's timed requests hold the calls
-//                          alone, the copies in requests of their own
-//                          (WorkerExecutor::time)
-//   gpu-staging-time       a staged round's upload and download beyond what
-//                          its copies may take count as the calls' time
-//                          (timing_witness.h)
-//   device-memory-verdict  a CUDA worker's device memory beyond its claim
-//                          is understated_memory (CaseContext)
-//   gpu-host-memory-verdict  a CUDA worker's host memory beyond its claim
-//                          is understated_memory (CaseContext)
+// the tests that show each one's exploit getting through without it (a run
+// with any off says so in run.options.witness_disabled). The names:
+// gpu-staging (timed requests hold the calls alone: WorkerExecutor::time),
+// gpu-staging-time (staging beyond its allowance counts as the calls' time),
+// device-memory-verdict and gpu-host-memory-verdict (a CUDA worker's device
+// or host memory beyond its claim is understated_memory: CaseContext).
 #pragma once
 
 #include <string>
