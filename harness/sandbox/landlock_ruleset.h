@@ -27,13 +27,10 @@ std::set<std::string> readable_paths(const SandboxRequest& request);
 int make_landlock_ruleset(const SandboxRequest& request, int abi);
 
 // In the child, before landlock_restrict (async-signal-safe): lets it write
-// the files of its own /proc/<pid>. The CUDA driver names the threads it
-// starts by writing /proc/self/task/<tid>/comm, and cuInit fails
-// (cudaErrorOperatingSystem) when it cannot. The rule binds to the child's
-// own process folder, which only the child knows; the folder is kept open
-// (the fd is left to the child) so that the kernel keeps the very inode the
-// rule names. Never /proc as a whole: a root worker could write
-// /proc/sysrq-trigger or /proc/sys. Returns the failing call, or nullptr.
+// the files of its own /proc/<pid>, where the CUDA driver names its threads
+// (cuInit fails without). The folder's fd is left open to the child so that
+// the rule's inode stays; never /proc as a whole (/proc/sysrq-trigger).
+// Returns the failing call, or nullptr.
 const char* landlock_allow_own_process_files(int ruleset_fd, int abi);
 
 // In the child (async-signal-safe); requires no_new_privs.

@@ -1,13 +1,8 @@
 // The memory_limit verdict: a case that failed because its worker ran out of
-// the address space the sandbox gave it (RLIMIT_AS, --memory-limit).
-//
-// The limit is the harness's fact; that an allocation failed is read from
-// what the worker said as it failed (its error message or its last output:
-// std::bad_alloc, Python's MemoryError, ENOMEM's text). The kernel keeps no
-// record of a refused mmap, and a worker killed by the abort that follows an
-// uncaught bad_alloc leaves no /proc entry to read. A submission could write
-// those words itself, but only to exchange one failing verdict (error,
-// crash) for another: nothing it says can turn a failure into a pass.
+// the address space the sandbox gave it (RLIMIT_AS, --memory-limit). The
+// failed allocation is read from what the worker said as it failed (the
+// kernel keeps no record of a refused mmap); a submission that writes those
+// words itself only trades one failing verdict for another.
 #pragma once
 
 #include <cstdint>

@@ -2,8 +2,7 @@
 // tensor files and staged inputs) stay unreadable to every child: a path a
 // child may read must neither hold one of them nor lie inside one. A
 // process submission's manifest chooses some of its readable paths (its
-// include folders, its command's installation): naming "/" once opened the
-// whole run to it (process-exploit-include-run-folder).
+// include folders, its command's installation), so any of them may be "/".
 #pragma once
 
 #include <set>

@@ -1,25 +1,8 @@
 // Containment of every child that runs submission code (the compiled
 // submission's harness-worker and process submissions), applied in the child
-// between fork and exec. See docs/SECURITY.md for the threat model.
-//
-// The parts, each of which can be missing (and then says so) or be switched
-// off for a test of its exploit (HARNESS_SANDBOX_DISABLE=part,part):
-//   seccomp    a filter (libseccomp) on system calls: no ptrace, no access to
-//              other processes' memory, no new session or process group, no
-//              network sockets, no signals outside the worker's own group,
-//              no new processes at all for compiled workers
-//   landlock   the file system: read only the system and what the worker
-//              needs, write only its scratch folder; no signals to and no
-//              ptrace of processes outside the sandbox, no TCP
-//   caps       every capability dropped (matters when the harness runs as
-//              root: without CAP_SYS_PTRACE a non-dumpable harness is closed)
-//   dumpable   the harness itself is not dumpable: its /proc/<pid>/mem,
-//              environ and maps are closed to processes of the same user
-//   rlimits    address space (--memory-limit; not for CUDA workers), file
-//              size, processes (RLIMIT_NPROC; has no effect for root), no
-//              core files
-//   reaper     the harness is a child subreaper and kills every descendant a
-//              worker leaves behind, including ones that left its group
+// between fork and exec. Its parts (seccomp, landlock, caps, dumpable,
+// rlimits, reaper) can each be missing, and then say so, or be switched off
+// for a test of its exploit; docs/SECURITY.md says what each one stops.
 #pragma once
 
 #include <sys/types.h>
@@ -37,10 +20,10 @@ namespace harness {
 struct SandboxRequest {
   std::vector<std::string> readable;  // files or folders it reads (and may execute)
   // Programs run from their installation (a process submission's
-  // interpreter): each one, and the folder two levels above it (/usr for
-  // /usr/bin/python3, a virtual environment for its bin/python3), are
+  // interpreter): each one and the folder two levels above it (/usr for
+  // /usr/bin/python3, a virtual environment for its bin/python3) are
   // readable. Not for the worker and its library: two levels above them lie
-  // the project and every other submission's build (cpu-exploit-borrowed-kernel).
+  // the project and every other submission's build.
   std::vector<std::string> programs;
   std::string writable;               // its scratch folder; empty: none
   // The harness's own folders, which no readable path may hold or lie in

@@ -66,7 +66,7 @@ std::vector<sock_filter> build_seccomp_program(const SeccompOptions& options) {
   // Things a library might probe for and cope without: they fail with EPERM
   // so that Python, NumPy and the CUDA runtime still start.
   add_rule(ctx.get(), refuse, "socket", {SCMP_A0_32(SCMP_CMP_NE, AF_UNIX)});  // glibc's name service uses AF_UNIX
-  for (const char* name : {"io_uring_setup", "io_uring_enter", "io_uring_register",  // sockets and files behind seccomp's back
+  for (const char* name : {"io_uring_setup", "io_uring_enter", "io_uring_register",  // I/O out of seccomp's sight
                            "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree",
                            "fsopen", "fsmount", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key",
                            "request_key", "pidfd_open", "pidfd_getfd", "pidfd_send_signal", "kcmp",
