@@ -53,13 +53,10 @@ class CaseContext {
   // the harness's command line. For spot checks of rows between rounds of
   // timed calls: which rows is never part of what a case reproduces.
   size_t secret_index(size_t n);
-  // A seed no submission can foresee, from the same source: for the new
-  // inputs of each round of timed calls. Derived from the printed seed, they
-  // could be computed ahead by a worker that reads the seed off the
-  // harness's command line (or searches for it from the inputs it is given),
-  // and the answers of the next round with them (cpu-exploit-predicted-refresh).
-  // So the case and its checked inputs reproduce from the printed seed, the
-  // timed rounds' inputs do not.
+  // A seed no submission can foresee, from the same source, for the new
+  // inputs of each round of timed calls: derived from the printed seed, they
+  // and their answers could be computed ahead. So the case and its checked
+  // inputs reproduce from the printed seed, the timed rounds' inputs do not.
   uint64_t secret_seed();
   // True for perf cases: drivers then call time() after their checked calls.
   bool timing_wanted() const { return spec_.suite == Suite::perf; }
@@ -71,16 +68,12 @@ class CaseContext {
   SharedTensor& tensor(TensorSpec spec);
 
   // One checked call: guards set, outputs poisoned, inputs snapshotted; after
-  // the call the status, guards, inputs and poison are checked, in that
-  // order, and the first problem ends the case with its verdict.
-  //
-  // A status in `tolerated` (e.g. HARNESS_STATUS_OUT_OF_MEMORY where the
-  // workload expects a refusal) is returned instead of ending the case; the
-  // guards and inputs are still checked, outputs are not.
-  //
-  // `tensors` are bound by their names to the op's declared tensors, which
-  // say how the op uses each; a call that disagrees with the declaration is
-  // the harness's own error.
+  // the call the status, guards, inputs and poison are checked, in that order,
+  // and the first problem ends the case with its verdict. A status in
+  // `tolerated` (HARNESS_STATUS_OUT_OF_MEMORY where a workload expects a
+  // refusal) is returned instead; guards and inputs are still checked, outputs
+  // not. `tensors` bind by name to the op's declared tensors; a call that
+  // disagrees with the declaration is the harness's own error.
   protocol::CallReply call(const std::string& op, const nlohmann::json& scalars,
                            const std::vector<SharedTensor*>& tensors, const std::vector<int32_t>& tolerated = {});
 
@@ -88,41 +81,22 @@ class CaseContext {
   // declared (a cache's storage format); used for the bandwidth of time().
   void set_byte_model(const ByteModel& bytes) { bytes_ = bytes; result_.bytes = bytes; }
 
-  // Timed calls rotating through `sets`, with the same checks on every set
-  // afterwards. Records the timing, bandwidth, roofline and its fraction in the
-  // case's result. The driver still checks the values of every set.
-  //
-  // `fresh` checks the round just timed and stages new inputs for every set,
-  // values never given before; the executor then calls the sets in whole
-  // rounds with new inputs before each (FreshInputs), so a remembered answer
-  // has nothing to match. Between rounds the guards and inputs are checked,
-  // every output must have been written, and `fresh` runs: the driver checks
-  // some rows of each set's outputs (a spot check: an answer replayed in any
-  // round fails there, not only in the last) and stages new inputs. The
-  // outputs are poisoned and the snapshots brought up to date before the
-  // new inputs are written, last (InputStage). The driver checks each set
-  // fully against the inputs it holds at the end.
+  // Timed calls rotating through `sets` in whole rounds; records the timing,
+  // bandwidth, roofline and its fraction in the case's result. Between rounds
+  // guards and inputs are checked, every output must have been written, and
+  // `fresh` spot-checks some rows of each set and stages new inputs, written
+  // last, after the poisoning (FreshInputs, InputStage). The driver still
+  // checks every set fully against the inputs it holds at the end.
   const TimingResult& time(const std::string& op, const nlohmann::json& scalars,
                            const std::vector<std::vector<SharedTensor*>>& sets, const StageInputs& fresh = {});
 
-  // The memory witnesses. On the CPU (harness/witness/memory_witness.h) the
-  // worker's own resident memory (anonymous and shared); on a GPU
-  // (device_memory.h) the device memory the driver says the worker uses. A driver takes a
-  // baseline before the work (on the CPU it is the case's worker's reading
-  // from before its library loaded), then calls witness_memory() where the
-  // submission reports what it holds. On the CPU the case fails
-  // understated_memory when the growth since the baseline is far above the
-  // claim, and the growth less the allowance is returned (0 without a
-  // witness): memory scores take a claim as at least that. On a GPU the
-  // growth of what the worker holds beyond its copies of the harness's
-  // tensors is reported beside the claim (metrics
-  // witnessed_device_memory_bytes, or device_memory_witness saying why there
-  // is none) and judged the same way with the device's own allowance
-  // (judge_device_memory); the growth less that allowance, and less what the
-  // contract lets a GPU hold beyond the claim, is returned. A GPU worker's
-  // host memory (witnessed_host_memory_bytes) is judged as a CPU worker's,
-  // with its runtime's allowance (kGpuHostMemoryAllowanceBytes); what it
-  // holds beyond that adds to what is returned.
+  // The memory witnesses (docs/ARCHITECTURE.md, Witnesses). A driver takes a
+  // baseline before the work (on the CPU, the worker's reading from before its
+  // library loaded), then calls witness_memory() where the submission reports
+  // what it holds: growth far beyond the claim is understated_memory. It
+  // returns what a memory score takes the claim as at least: the growth less
+  // the allowances (and on a GPU less what the contract lets it hold beyond
+  // the claim), host and device summed; 0 without a witness.
   struct MemoryBaseline {
     std::optional<int64_t> resident;
     std::optional<int64_t> device;

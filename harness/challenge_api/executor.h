@@ -24,15 +24,12 @@ struct Binding {
   protocol::Access access = protocol::Access::in;
 };
 
-// Checks the round just timed and gives every input set of a timing new
-// inputs, never given before (a cache's fresh queries, a stateless case's
-// refresh: code that remembers answers then has nothing to replay). An
-// executor given one calls the sets in whole rounds (each set once, in
-// order), has the round's outputs in the sets' tensors and calls it before
-// every round but the first, immediately before the round's request (the
-// new inputs are written at its very end: harness/challenge_api/input_stage.h),
-// and ends the timing after a whole round, so each set's outputs answer its
-// current inputs. Empty: the sets keep their inputs.
+// Checks the round just timed and gives every input set new inputs, never
+// given before, so remembered answers have nothing to match. An executor
+// given one calls the sets in whole rounds (each set once, in order), calls
+// it right before every round's request but the first's (input_stage.h), and
+// ends after a whole round, so each set's outputs answer its current inputs.
+// Empty: the sets keep their inputs.
 using FreshInputs = std::function<void()>;
 
 class Executor {
@@ -67,11 +64,9 @@ class Executor {
   virtual void begin_case() {}
   // Called as each case ends, with its verdict. A worker kept across cases
   // (a CUDA worker, a process submission) stops after a case that did not
-  // pass, so the next case starts in a fresh one: what the failed case left
-  // (a pool allocated before a step that failed, state half updated) would
-  // otherwise sit behind the next case's memory baseline, and could change
-  // the next case's verdict in a way its printed command, run alone, does
-  // not reproduce.
+  // pass: what the failed case left would sit behind the next case's memory
+  // baseline and change its verdict in a way its printed command, run alone,
+  // does not reproduce.
   virtual void end_case(Verdict) {}
   // What the submission's worker holds on its GPU now, read by the harness
   // from the driver (harness/witness/device_memory.h); no reading, and why,

@@ -1,19 +1,9 @@
 // New inputs for the next round of timed calls, kept out of the
 // submission's sight until the harness has done everything else between
-// rounds, then written in one short burst just before the round's request.
-//
-// A compiled worker maps its input tensors and its threads run between
-// requests, so it sees every byte the harness writes there as it is
-// written. Written in place, early, new inputs give a submission that
-// watches for them a head start of all the harness still does before the
-// request (copying the other sets, poisoning outputs, snapshots): time in
-// which it can compute the round's answers unseen by the timing witness,
-// then answer the request at once and claim any plausible speed
-// (`softmax_topk/cpu-exploit-head-start`). Staged instead, a tensor's new
-// contents are compared with what it holds (a read the worker cannot see)
-// and only the elements that differ are written, by publish(), which the
-// harness calls last. A refresh changes a few elements of each row, so the
-// burst is short; whatever a worker starts within it, the witness sees.
+// rounds, then written in one short burst (only the bytes that differ) just
+// before the round's request: a worker maps its inputs and runs between
+// requests, so inputs written early would give it a head start the timing
+// witness cannot see. See docs/ARCHITECTURE.md, Timing.
 #pragma once
 
 #include <cstddef>

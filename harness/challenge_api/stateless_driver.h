@@ -1,20 +1,9 @@
 // The case driver shared by every challenge whose ops are pure functions of
-// their inputs: softmax_topk (one op), layernorm (a forward whose saved
-// state feeds a backward). The challenge describes the tensors of one input
-// set, how to generate them, the ops in order and how to check each; this
-// driver does the rest, identically for all of them:
-//   1. two input sets from different seeds; each op runs on set 0 then on
-//      set 1 before the next op starts (so a backward reading a saved state
-//      other than the one it is given is caught); each op's outputs are
-//      checked, and a second answer byte-identical to the first on new
-//      inputs is a cached answer (stale_output);
-//   2. for perf cases, more input sets (together beyond the device's cache),
-//      the ops before the timed one on each, timed calls of the timed op
-//      rotating through them in rounds; between rounds some rows of every
-//      set's outputs are checked (StatelessCase::check_row, rows no
-//      submission can foresee) and every set refreshed
-//      (StatelessCase::refresh); at the end a check of every set's outputs
-//      against its inputs as they are then.
+// their inputs (softmax_topk; layernorm, whose forward's saved state feeds a
+// backward). The challenge describes one input set's tensors, how to
+// generate them, the ops in order and how to check each; this driver runs
+// them on two seeded sets and, for perf cases, times the timed op over
+// rotating refreshed sets. See docs/ARCHITECTURE.md, One evaluation loop.
 #pragma once
 
 #include <functional>
@@ -56,19 +45,16 @@ struct StatelessCase {
   std::vector<OpStep> steps;          // run in this order on every set
   size_t timed_step = 0;              // perf cases: the op that is timed
   // Perf cases: changes the timed op's inputs between rounds of timed calls,
-  // in place and cheaply, so that the right answer of every row changes:
-  // an answer remembered from an earlier round (by address or by content,
-  // then a spin to look plausible) is then wrong for the inputs it is
-  // given. Only the tensors named in `refreshed` may change, and no op
-  // before the timed one may read them (its results would go stale). Its
-  // seed is one no submission can foresee (CaseContext::secret_seed).
+  // in place and cheaply, so that the right answer of every row changes and
+  // a remembered answer is wrong. Only the tensors named in `refreshed` may
+  // change, and no op before the timed one may read them (its results would
+  // go stale). Its seed is CaseContext::secret_seed.
   std::function<void(uint64_t seed, HostTensors& inputs)> refresh;
   std::vector<std::string> refreshed;
   // Perf cases: checks row `row` (below `rows`) of the timed op's outputs
   // against the inputs, with the tolerances of the full check, after every
-  // round of timed calls but the last (which the full check covers). An
-  // answer replayed in some rounds only, or work skipped in them, fails in
-  // such a round instead of going unseen unless the last round was one.
+  // round of timed calls but the last (which the full check covers), so that
+  // an answer replayed in any round fails.
   std::function<CheckReport(const HostTensors& inputs, const TensorViews& tensors, int64_t row)> check_row;
   int64_t rows = 0;
 };
