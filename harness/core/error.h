@@ -1,10 +1,8 @@
-// The project's one exception type and the macros that raise it.
-//
-// Host code reports a broken invariant or a failed system call by throwing
-// HarnessError through HARNESS_CHECK / HARNESS_FAIL / HARNESS_CHECK_ERRNO, so
-// that every message names the file, the line, the failed expression and the
-// values involved. The runner turns an error during a case into a verdict and
-// goes on; only main() picks an exit code.
+// The project's one exception type and the macros that raise it: a broken
+// invariant or a failed system call throws HarnessError through HARNESS_CHECK,
+// HARNESS_FAIL or HARNESS_CHECK_ERRNO, whose message names the file, the line,
+// the failed expression and the values. The runner turns an error during a
+// case into a verdict and goes on; only main() picks an exit code.
 #pragma once
 
 #include <fmt/format.h>

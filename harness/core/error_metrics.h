@@ -1,23 +1,8 @@
 // Comparing a float32 result with its float64 reference, element by
 // element: the errors to report and whether every element is within
-//   |got - ref| <= scale_atol * S + rtol * |ref|,   S = max|ref| by default.
-// The absolute part scales with the tensor (a gradient of 1e-18 and one of
-// 1e3 get the same relative treatment), the relative part keeps large
-// elements to float32-level precision. A NaN or inf where the reference is
-// finite always fails.
-//
-// A result formed by cancellation (a difference of terms much larger than
-// itself) carries float32 rounding of the size of those terms, not of the
-// result: such a check passes an ErrorScale naming the terms' magnitude.
-//
-// Some inputs are ill-conditioned for float32 itself: a layer norm of rows
-// whose mean is 1e3 standard deviations from zero loses about eps32 * 1e3 of
-// relative precision in any float32 algorithm, however careful. Such a check
-// passes a Conditioning: the sensitivity, in the result's own units, of the
-// result to a relative rounding of one eps32 of the inputs' troublesome
-// magnitude (computed from the inputs in float64), and the bound grows by
-// float32_factor * eps32 * sensitivity: what a sound float32 implementation
-// can reach, and no more. A tolerance with float32_factor 0 ignores it.
+//   |got - ref| <= scale_atol * S + rtol * |ref|  (+ a Conditioning's allowance),
+// S = max|ref| by default, so that the absolute part scales with the tensor. A
+// NaN or inf where the reference is finite always fails.
 #pragma once
 
 #include <cstddef>
@@ -37,15 +22,19 @@ struct Tolerance {
 
 inline constexpr double kFloat32Epsilon = 1.1920928955078125e-07;  // 2^-23
 
-// How far, in the result's units, a relative rounding of eps32 of the
-// inputs' troublesome magnitude moves the result (first order), for the case
-// at hand.
+// For inputs ill-conditioned for float32 itself (a layer norm of rows far
+// from zero): how far, in the result's units, a relative rounding of eps32 of
+// the inputs' troublesome magnitude moves the result (first order, computed in
+// float64). The bound grows by float32_factor * eps32 * sensitivity, what a
+// sound float32 implementation can reach (docs/ARCHITECTURE.md, Tolerances).
 struct Conditioning {
   double sensitivity = 0;
   std::string label;  // what it is, for messages: "max|gamma| * max(|mean| * rstd)"
 };
 
-// The S of the bound, when it is not max|ref|; S is max(value, max|ref|).
+// The S of the bound, when it is not max|ref|; S is max(value, max|ref|). For
+// a result formed by cancellation, whose float32 rounding is of the size of
+// the terms, not of the result.
 struct ErrorScale {
   double value = 0;
   std::string label;  // what S is, for messages: "max(rstd*|dy*gamma|)"
@@ -75,14 +64,15 @@ struct Comparison {
   double tolerance_used = 0;
 
   bool ok() const { return violations == 0; }
-  // "dx: 3 of 65536 elements beyond 1e-04*max|ref| + 1e-04*|ref|; worst at [12, 7]: -0.25 vs float64 -0.2506 (allowed 1.2e-04)"
+  // "dx: 3 of 65536 elements beyond 1e-04*max|ref| + 1e-04*|ref|; worst at [12, 7]:
+  //  -0.25 vs float64 -0.2506 (allowed 1.2e-04)"
   // (with an ErrorScale: "... beyond 1e-04*S + 1e-04*|ref| (S = max(max|ref|, <label>) = 3.2); ...")
   std::string describe(const std::string& name, const std::vector<int64_t>& shape, const Tolerance& tolerance) const;
   // {"<name>_max_abs_error", "<name>_max_scaled_error", "<name>_normwise_error", "<name>_violations",
-  // "<name>_tolerance_used"}; with a
-  // Conditioning also "<name>_sensitivity" and "precision_loss" (the worst over every comparison folded in):
-  // where the error sits between eps32 * S, the rounding of the result itself (0), and the allowed error, what
-  // sound float32 arithmetic can reach on this input (1), on a log scale.
+  // "<name>_tolerance_used"}; with a Conditioning also "<name>_sensitivity" and "precision_loss" (the
+  // worst over every comparison folded in): where the error sits, on a log scale, between eps32 * S, the
+  // rounding of the result itself (0), and the allowed error, what sound float32 arithmetic can reach on
+  // this input (1).
   void add_metrics(nlohmann::json& metrics, const std::string& name) const;
 };
 

@@ -21,9 +21,8 @@ bool path_holds(const std::string& outer, const std::string& inner);
 
 // A folder for large files rewritten often (process submissions' tensors):
 // /dev/shm when it is a memory file system with at least `room` bytes free
-// and TMPDIR is not set, otherwise the temp directory. Rewriting hundreds
-// of megabytes of inputs on a disk between timed calls left write-back
-// running under the next calls (samples up to four times the median).
+// and TMPDIR is not set, otherwise the temp directory: inputs rewritten on a
+// disk between timed calls leave write-back running under the next calls.
 std::string memory_backed_temp_directory(unsigned long long room);
 
 }  // namespace harness

@@ -180,8 +180,8 @@ NpyArray read_npy(const std::string& path, size_t max_file_bytes) {
   // what was opened: a link (to the results, to /dev/zero) or a FIFO (which
   // would block a read forever) in place of the file is refused unread, and
   // so is a file larger than the caller expects (a sparse file of gigabytes
-  // would otherwise be read into memory whole). Checked by path first, a
-  // FIFO renamed over the file between the check and the open got through.
+  // would otherwise be read into memory whole). Judged after the open, since
+  // a check by path races a rename.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     malformed(path, errno == ELOOP ? std::string("it is not a regular file (a folder, a link, a FIFO or a device)")

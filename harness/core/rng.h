@@ -1,5 +1,4 @@
-// Seeded random numbers that are the same on every platform and compiler.
-//
+// Seeded random numbers that are the same on every platform and compiler:
 // std::normal_distribution and friends are implementation-defined, so a seed
 // printed on one machine would not reproduce a case on another. Everything
 // the harness generates goes through these generators instead.

@@ -1,10 +1,8 @@
 // A buffer in shared memory (memfd) that the harness and a worker process map
-// at the same time, laid out as [guard | data | guard].
-//
-// The harness writes inputs and poisons outputs here, the worker hands the
-// data region to the submission (or mirrors the whole buffer on a GPU), and
-// afterwards the harness reads the results and checks the guard bands without
-// trusting anything the worker says.
+// at the same time, laid out as [guard | data | guard]. The harness writes
+// inputs and poisons outputs here, the worker hands the data region to the
+// submission (or mirrors the whole buffer on a GPU), and the harness then
+// reads the results and checks the guards without trusting the worker.
 #pragma once
 
 #include <cstddef>

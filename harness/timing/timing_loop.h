@@ -1,9 +1,8 @@
-// Repeated, timed calls of one op over several input sets. run_timing_loop:
-// warm-up, then timed calls rotating through the sets until the policy says
-// stop (the process executor, whose every call the harness times itself).
-// run_timing_batch: exactly the calls the harness asked for (the worker of
-// compiled submissions; WorkerExecutor applies the policy between batches).
-// Each caller supplies how one call is prepared, made and timed.
+// Repeated, timed calls of one op over several input sets: run_timing_loop
+// until the policy says stop (the process executor, which times every call
+// itself), run_timing_batch exactly the calls the harness asked for (the
+// worker; WorkerExecutor applies the policy between batches). Each caller
+// supplies how one call is prepared, made and timed.
 #pragma once
 
 #include <cstddef>
@@ -23,9 +22,8 @@ struct TimedCall {
 };
 
 // `call(set)` makes one call on input set `set`, which must leave that set's
-// outputs freshly written (re-poisoned before), and times it.
-//
-// With `new_round`, the calls go in whole rounds (each set once, in order):
+// outputs freshly written (re-poisoned before), and times it. With
+// `new_round`, the calls go in whole rounds (each set once, in order):
 // new_round() runs before every round but the first, and the loop ends only
 // after a whole round (see FreshInputs in harness/challenge_api/executor.h).
 protocol::TimeReply run_timing_loop(size_t set_count, const std::function<TimedCall(size_t set)>& call,

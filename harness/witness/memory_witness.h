@@ -31,14 +31,12 @@ inline constexpr int64_t kGpuHostMemoryAllowanceBytes = int64_t{64} << 20;
 // process, a kernel without the field).
 std::optional<int64_t> resident_anonymous_bytes(pid_t pid);
 
-// What `pid` holds of its own: its anonymous resident memory, the resident
-// pages of every shared memory mapping (a memory file, a shared anonymous
-// mapping, System V shared memory), its huge pages, and the memory files it
-// holds open, all but the files whose inodes are `harness_files` (the
-// harness's current tensors, which it maps; they are sealed at their size).
-// Where the memory map cannot be read (a non-dumpable process), all of its
-// shared memory counts, the harness's tensors included. nullopt when /proc
-// cannot tell. Not seen: pipe and socket buffers, which the kernel holds.
+// What `pid` holds of its own: anonymous resident memory, resident pages of
+// shared memory mappings (memory files, shared anonymous, System V), huge
+// pages and the memory files it holds open, all but the inodes in
+// `harness_files` (the harness's tensors, sealed at their size). A
+// non-dumpable process's shared memory all counts, the harness's tensors too.
+// nullopt when /proc cannot tell. Not seen: pipe and socket buffers.
 std::optional<int64_t> resident_private_bytes(pid_t pid, const std::set<uint64_t>& harness_files);
 
 // What the processes of the group `leader` leads hold of their own: each
