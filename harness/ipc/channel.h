@@ -1,9 +1,7 @@
 // Length-prefixed JSON messages over a Unix socket, with optional passing of
-// one file descriptor (the memfd of a shared buffer) per message.
-//
-// This channel is the only way harness and worker talk: the worker's stdout
-// and stderr go to a log file, so anything a submission prints cannot corrupt
-// the protocol.
+// one file descriptor (the memfd of a shared buffer) per message. The only
+// way harness and worker talk: the worker's stdout and stderr go to a log
+// file, so nothing a submission prints can corrupt the protocol.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,12 +1,10 @@
 // Messages between the harness and a worker process.
-//
 // Harness -> worker: {"type": "map" | "unmap" | "trim" | "upload" | "download" | "call" | "time" | "exit", ...}
 // Worker  -> harness: {"type": "hello" | "fatal" | "reply", ...}
-// A "map" message carries the memfd of one SharedBuffer; "call" and "time"
-// name buffers by id; "upload" and "download" copy the named buffers to and
-// from the worker's device (a no-op on the CPU) for a staged "time". Every reply to "call"/"time" carries the submission's
-// status and, when the worker itself hit a problem (an unknown op, a CUDA
-// error), a fault.
+// "map" carries the memfd of one SharedBuffer; "call" and "time" name buffers by id; "upload" and
+// "download" copy them to and from the worker's device (a no-op on the CPU) for a staged "time". Every
+// reply to "call"/"time" carries the submission's status and, when the worker itself hit a problem (an
+// unknown op, a CUDA error), a fault.
 #pragma once
 
 #include <nlohmann/json.hpp>

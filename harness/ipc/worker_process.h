@@ -1,9 +1,8 @@
 // A child process that runs submission code: started with fork/exec in its
 // own process group, dying with the harness (PR_SET_PDEATHSIG), contained by
-// harness/sandbox between fork and exec. Its socket to
-// the harness is fd 3 (harness-worker) or its stdin and stdout (a process
-// submission speaking docs/PROCESS_PROTOCOL.md); stderr, and stdout when it
-// is not the protocol, are appended to a log file.
+// harness/sandbox between fork and exec. Its socket to the harness is fd 3
+// (harness-worker) or its stdin and stdout (a process submission); stderr,
+// and stdout when it is not the protocol, are appended to a log file.
 #pragma once
 
 #include <sys/types.h>

@@ -1,12 +1,8 @@
 // The worker's CUDA backend: a device mirror of every shared buffer (guard
 // bands included), uploads before and downloads after each request, CUDA
-// events on the legacy default stream for timing, started behind queued
-// work so that launch overhead is not counted (CudaTimer).
-//
-// The legacy default stream orders itself against every blocking stream, so
-// events recorded on it cover work a submission launches on its own
-// (blocking) streams. Work on non-blocking streams escapes them; the
-// wall-clock cross-check in CaseContext::time catches that case.
+// events on the legacy default stream (which orders every blocking stream;
+// work on a non-blocking one escapes them, and CaseContext::time's host-clock
+// cross-check catches it), started behind queued work (CudaTimer).
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -72,13 +68,11 @@ __global__ void hold_device(unsigned long long nanoseconds) {
   } while (now - begin < nanoseconds);
 }
 
-// Events around one call. Recorded on an idle device, the start event fires
-// at once, and the call's kernels start only after the host has run the
-// submission's host code and the launch (4-8 us): at 25-45 us per call that
-// reads 10-20% slow. So start() first queues a short kernel that holds the
-// device longer than that, then records the start behind it: the start event
-// fires when the hold ends, by which time the call's first kernel is queued.
-// The host clock around the call still spans the hold (about 20 us).
+// Events around one call. On an idle device the start event would fire
+// before the host had run the submission's host code and the launch, and
+// time them as the kernel's. So start() first queues a short kernel that
+// holds the device, then records the start behind it, by which time the
+// call's first kernel is queued. The host clock still spans the hold.
 class CudaTimer : public CallTimer {
  public:
   // Longer than the host side of a launch, short beside the perf cases.

@@ -1,14 +1,9 @@
-// Which CUDA errors leave the context usable. After any other error the
-// worker reports a sticky fault and exits, so that a dead or corrupted
-// context can never serve the next case and blame it on another call.
-//
-// The list is of errors that describe a bad request (an argument, a launch
-// configuration, a missing kernel image) and that the runtime rejects before
-// anything runs on the device. It is an allow-list on purpose: errors added
-// by later CUDA versions, cudaErrorUnknown, a destroyed context, a failed
-// launch and every error of a kernel that ran (illegal address, assert,
-// trap, ECC) count as sticky. A wrong "sticky" costs a worker restart; a
-// wrong "recoverable" would cost the verdicts of every later case.
+// Which CUDA errors leave the context usable: those of a bad request (an
+// argument, a launch configuration, a missing kernel image) that the runtime
+// rejects before anything runs. After any other error, unknown ones included,
+// the worker reports a sticky fault and exits, so a corrupted context never
+// serves the next case: an allow-list, since a wrong "sticky" costs a worker
+// restart and a wrong "recoverable" the verdicts of every later case.
 #pragma once
 
 #include <driver_types.h>
