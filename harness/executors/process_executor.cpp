@@ -191,8 +191,7 @@ std::optional<int64_t> ProcessExecutor::resident_bytes() {
   if (trims_) {
     // Freed memory its allocator keeps for reuse is not state: a process
     // that offers it gives it back before each reading, as a compiled
-    // worker does (NumPy's float32 layernorm kept 18 MB of freed
-    // temporaries after a forward at 65536 x 64 otherwise).
+    // worker does.
     const json reply = exchange(json{{"type", "trim"}}, kTrimTimeoutSeconds, "returning freed memory before a memory reading");
     if (reply["type"] != "trimmed") {
       lost(Verdict::error, "returning freed memory before a memory reading",
