@@ -1,16 +1,7 @@
-// The three facts that justify a tolerance, measured in a selftest run:
-// our reference passes it, sound code written without the harness in mind
-// passes it (the float32 controls, or sound code of a reduced format), and a
-// realistic mutant fails it. Each tolerance of a challenge.json names, under
-// "justified_by", the metric that measures it (the largest |got - float64|
-// divided by the allowed error, so 1 is the tolerance itself) and the
-// submissions of each fact:
-//   "justified_by": {"metric": "y_tolerance_used",
-//                    "references": ["cpu-fast", "cpu-naive"],
-//                    "sound": ["float32-numpy"],
-//                    "mutants": [{"name": "cpu-mutant-sample-variance", "cases": 7}]}
-// A mutant's "cases" counts the cases of its "suite" (correctness unless
-// said) on which it must be beyond the tolerance.
+// The three facts that justify a tolerance, measured in a selftest run: our
+// reference passes it, sound code written without the harness in mind passes
+// it (the float32 controls, or sound code of a reduced format), and a
+// realistic mutant fails it (docs/ARCHITECTURE.md, Tolerances).
 #pragma once
 
 #include <set>
@@ -45,8 +36,13 @@ struct ToleranceJustification {
 // One justification per tolerance of every challenge in the run.
 std::vector<ToleranceJustification> justify_tolerances(const RunResults& results);
 
-// One tolerance, `tolerance` being its object in challenge.json. Throws
-// HarnessError naming the file when "justified_by" is malformed.
+// One tolerance, `tolerance` being its object in challenge.json, whose
+// "justified_by" names the metric (the largest |got - float64| over the
+// allowed error: 1 is the tolerance) and each fact's submissions; a mutant's
+// "cases" counts the cases of its "suite" (correctness unless said) on which
+// it must be beyond the tolerance. Throws HarnessError naming the file when
+// "justified_by" is malformed. E.g. {"metric": "y_tolerance_used", "references": ["cpu-fast"],
+//   "sound": ["float32-numpy"], "mutants": [{"name": "cpu-mutant-sample-variance", "cases": 7}]}
 ToleranceJustification justify_tolerance(const RunResults& results, const std::string& challenge, const std::string& key,
                                          const nlohmann::json& tolerance);
 
