@@ -1,12 +1,9 @@
 // harness selftest [CHALLENGE...] [--device ...] [-o results.json] [--md report.md]
-// Runs every mutant, exploit and negative control (and the project's own
-// references and baselines) on the correctness, edge and stability suites
-// (a mutant or negative control on the suite its verdict is declared in and
-// the correctness suite; any of them on the cases an expectation names,
-// where it names some) and checks each got the verdict it
-// declares, then shows each tolerance beside the facts that justify it
-// (harness/runner/tolerance_justification.h). Exit 1 naming any that did not
-// get its verdict, or when a tolerance is unjustified.
+// Runs every mutant, exploit and negative control, and the project's own
+// references and baselines, on the suites run_plan.cpp picks for each; checks
+// that each got the verdict it declares, and shows each tolerance beside the
+// facts that justify it. Exit 1 naming any that did not get its verdict, or
+// when a tolerance is unjustified.
 #include <fmt/format.h>
 
 #include <cstdio>

@@ -1,8 +1,7 @@
 // harness: judges implementations of ML kernels by measurement.
 // Exit codes: 0 success; 1 the run found failures (run, selftest) or a
-// regression (gate); 2 unusable
-// input (a bad option, a missing or malformed file, results that cannot be
-// compared); 3 the harness itself failed.
+// regression (gate); 2 unusable input (a bad option, a missing or malformed
+// file, results that cannot be compared); 3 the harness itself failed.
 #include <malloc.h>
 #include <signal.h>
 

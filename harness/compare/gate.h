@@ -1,12 +1,9 @@
-// `harness gate`: did anything regress against a baseline? A case that
-// passed and now fails or is missing, a score that dropped beyond a
-// threshold, or a case that got slower beyond the threshold *and* beyond
-// measured noise (a one-sided Mann-Whitney test on the timing samples).
-// Scores are compared without the performance dimension, which moves with
-// timing noise; the rank tests judge timings. Timings are compared only
-// between runs on the same machine; a baseline from another machine
-// (another host, another CPU or GPU model) gates verdicts and scores, and the
-// report says so.
+// `harness gate`: did anything regress against a baseline? A case that passed
+// and now fails or is missing, a score that dropped beyond a threshold
+// (performance aside: it moves with timing noise), or a case slower beyond the
+// threshold and beyond measured noise (a one-sided Mann-Whitney test). Timings
+// compare only between runs on the same machine; across machines verdicts and
+// scores are gated, and the report says so.
 #pragma once
 
 #include <string>

@@ -1,9 +1,8 @@
-// The head-to-head Markdown report: a summary across challenges; then per
-// challenge and device, the scores side by side with the winner and its
-// margin, and the evidence of every dimension (failing cases with their
-// errors and reproduce commands, the stability errors, a bandwidth table and
-// charts GitHub draws); the mutant catalogue's verdicts; the environment of
-// every run; how to reproduce. Every figure comes from the results.
+// The head-to-head Markdown report: a summary across challenges; per
+// challenge and device the scores side by side, the winner and its margin,
+// and each dimension's evidence (failing cases, stability errors, bandwidth
+// tables and charts); the mutants' verdicts; each run's environment; how to
+// reproduce. Every figure comes from the results.
 #pragma once
 
 #include <string>

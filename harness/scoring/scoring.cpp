@@ -80,10 +80,8 @@ const CaseResult* find_case(const EntryResult& entry, const std::string& id) {
 }
 
 // A perf case declared unsupported scores 0 like a failing one: left out,
-// declining the shapes where a submission is slow raised its performance
-// far more than the completeness it cost (5 of softmax_topk's 76 cases
-// declined cost 0.3 points of the overall; the performance they hid was
-// worth up to 25).
+// declining the shapes where a submission is slow would raise its
+// performance far more than the completeness it costs.
 DimensionScore performance(const EntryResult& entry, const EntryResult* baseline, const PerformanceScoring& p,
                            std::vector<std::string>& notes) {
   DimensionScore d;

@@ -3,7 +3,6 @@
 // per C function of the header against its declaration, so that a header
 // that disagrees fails the build naming both, and, for a challenge without
 // an adapter of its own, the registration of DeclaredAbiAdapter.
-//
 //   harness-ops-codegen <challenge.json> <challenge> <output.cpp> [--own-adapter]
 #include <fmt/format.h>
 
