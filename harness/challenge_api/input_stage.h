@@ -1,9 +1,8 @@
-// New inputs for the next round of timed calls, kept out of the
-// submission's sight until the harness has done everything else between
-// rounds, then written in one short burst (only the bytes that differ) just
-// before the round's request: a worker maps its inputs and runs between
-// requests, so inputs written early would give it a head start the timing
-// witness cannot see. See docs/ARCHITECTURE.md, Timing.
+// New inputs for the next round of timed calls, kept out of the submission's
+// sight until everything else between rounds is done, then written in one
+// short burst (only the bytes that differ) right before the round's request:
+// a worker watching its mapped inputs gets no head start the timing witness
+// cannot see. See docs/ARCHITECTURE.md, Timing.
 #pragma once
 
 #include <cstddef>

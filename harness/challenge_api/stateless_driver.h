@@ -1,9 +1,8 @@
 // The case driver shared by every challenge whose ops are pure functions of
 // their inputs (softmax_topk; layernorm, whose forward's saved state feeds a
-// backward). The challenge describes one input set's tensors, how to
-// generate them, the ops in order and how to check each; this driver runs
-// them on two seeded sets and, for perf cases, times the timed op over
-// rotating refreshed sets. See docs/ARCHITECTURE.md, One evaluation loop.
+// backward): it runs the challenge's ops on two seeded input sets and, for
+// perf cases, times one over rotating refreshed sets. See
+// docs/ARCHITECTURE.md, One evaluation loop.
 #pragma once
 
 #include <functional>

@@ -1,8 +1,7 @@
 // The memory witness: what a worker process really holds, read by the
-// harness from /proc, set beside what the submission reports. A claim is
-// judged against the growth since a baseline: read before the library loads
-// in a compiled worker, at the case's first reading for a process submission
-// (whose reading covers its group and its scratch files). See
+// harness from /proc, set beside what the submission reports: its growth since
+// a baseline (before the library loads in a compiled worker; the case's first
+// reading for a process submission, whose group and scratch files count). See
 // docs/ARCHITECTURE.md, Witnesses.
 #pragma once
 

@@ -1,10 +1,6 @@
 // The GPU witnesses' defences that HARNESS_WITNESS_DISABLE switches off, for
-// the tests that show each one's exploit getting through without it (a run
-// with any off says so in run.options.witness_disabled). The names:
-// gpu-staging (timed requests hold the calls alone: WorkerExecutor::time),
-// gpu-staging-time (staging beyond its allowance counts as the calls' time),
-// device-memory-verdict and gpu-host-memory-verdict (a CUDA worker's device
-// or host memory beyond its claim is understated_memory: CaseContext).
+// the tests that show each one's exploit getting through without it; a run
+// with any off says so (run.options.witness_disabled).
 #pragma once
 
 #include <string>
@@ -12,6 +8,10 @@
 
 namespace harness {
 
+// gpu-staging (timed requests hold the calls alone: WorkerExecutor::time),
+// gpu-staging-time (staging beyond its allowance counts as the calls' time),
+// device-memory-verdict and gpu-host-memory-verdict (a CUDA worker's device
+// or host memory beyond its claim is understated_memory: CaseContext).
 const std::vector<std::string>& witness_part_names();
 // Read from the environment on every call, like the sandbox's parts.
 std::vector<std::string> disabled_witness_parts();
