@@ -101,8 +101,8 @@ std::vector<CaseSpec> case_matrix() {
   add(Suite::stability, Workload::large_scores, 2, 8, 8, 64, true);
   add(Suite::stability, Workload::long_context, 1, 32, 8, 128);
   // Performance: a decode step of a whole batch. 64 x 2048 tokens is a 1 GiB
-  // fp32 cache, twenty times an H100's L2; 64 x 4096 judged nothing more
-  // and cost every CPU submission 15-30 s to fill and check.
+  // fp32 cache, far beyond any L2; a larger batch would judge nothing more
+  // and cost every CPU submission seconds to fill and check.
   add(Suite::perf, Workload::decode, 1, 32, 8, 128, false, 64, 2048);
   add(Suite::perf, Workload::decode, 1, 32, 8, 128, true, 16, 4096);
   return cases;

@@ -190,13 +190,10 @@ void KvSession::time_decode() {
   double attended = 0;
   for (const Query& q : batch) attended += static_cast<double>(tokens(q.sequence));
   ctx_.set_byte_model(decode_bytes(case_, attended, static_cast<double>(rows), bytes_per_element()));
-  // The cache itself is far beyond any cache: two sets of queries suffice
-  // to change the inputs between calls, and each round of timed calls gets
-  // queries never seen before (fresh_queries), so a cache that remembers
-  // its answers, by address or by content, has nothing to replay. Before
-  // that, some sequences of the round just timed are checked (sequences no
-  // submission can foresee), so that a replay in any round fails, not only
-  // one in the last.
+  // The cache itself is far beyond any cache, so two sets of queries
+  // suffice; each round of timed calls gets queries never seen before
+  // (fresh_queries), after a spot check of the round just timed, so that a
+  // replay in any round fails.
   const size_t set_count = 2;
   std::vector<harness::SharedTensor*> qs, outs;
   std::vector<std::vector<harness::SharedTensor*>> sets;

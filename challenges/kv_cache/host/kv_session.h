@@ -49,15 +49,11 @@ class KvSession {
   void attend_all_layers(const std::vector<Query>& batch);
   // The newest token of every live sequence, every layer.
   void attend_newest();
-  // The newest positions of every live sequence as queries (enough rows
-  // to read 4096 values of V), every layer, each query head aimed at one
-  // token it sees of
-  // its sequence, chosen in secret, so that the token takes nearly all the
-  // weight and the output is nearly its V (see point_row). Random queries
-  // average the values of many tokens, and rounding errors with them: a
-  // cache keeping long sequences in half precision while declaring float32
-  // stays inside the float32 tolerance on those (cpu-half-when-long)
-  // but not on these. finish() runs it.
+  // The newest positions of every live sequence as queries (enough rows to
+  // read 4096 values of V), every layer, each query head aimed at one token it
+  // sees, chosen in secret, so that the output is nearly that token's V (see
+  // point_row): a format's rounding shows where random queries average it
+  // away (README.md, "Workloads"). finish() runs it.
   void attend_pointed();
   void release(int64_t sequence);
   // Asks bytes_in_use and checks it (within the budget, at least the live
@@ -90,9 +86,8 @@ class KvSession {
   void point_row(int32_t layer, int64_t sequence, int64_t visible, float* q);
   // `secret_queries`: q came from a secret (CaseContext::secret_seed,
   // point_row), not from the printed seed. Such a check gives its verdict
-  // but no precision_loss: the stability score is the printed command's to
-  // reproduce (a secret pointed query's loss of 0.02 once moved a score by
-  // 1.03 and failed the gate).
+  // but no precision_loss: the stability score must reproduce from the
+  // printed command.
   void check_attend(int32_t layer, const std::vector<Query>& batch, harness::SharedTensor& q, bool secret_queries);
   nlohmann::json attend_scalars(int32_t layer, const std::vector<Query>& batch) const;
   // What rounded float32 scores alone can do to the output (see the .cpp).

@@ -19,17 +19,12 @@ using harness::Verdict;
 
 namespace {
 
-// The score of a pointed query's token, about. The other scores spread
-// with a standard deviation of kPointedScore / sqrt(head_dim) (3.8 at d 64,
-// 2.7 at 128), so that 4096 tokens at 64, or 32768 at 128, weigh about
-// e^-15 of the pointed one together. They must weigh that little: float32
-// code summing them after the pointed token loses them to rounding (NumPy's
-// float32 einsum, at a score of 16 where they weighed 0.2%, lost an eighth
-// of that: 1.07 times the tolerance). A higher score raises the conditioning
-// F through |q|, and the tolerance with it: at 30 the half-precision
-// exploit's worst error is 1.12 to 1.25 times the tolerance over 40 draws
-// of 16 queries (NumPy model of the unit test's cache), at 16 it was 1.3 to
-// 1.4.
+// The score of a pointed query's token, about. The other scores spread by
+// kPointedScore / sqrt(head_dim), so that 4096 tokens at d 64, or 32768 at
+// 128, weigh about e^-15 of the pointed one: float32 code summing them after
+// it loses them to rounding (at 16 they weighed 0.2%, and NumPy's float32 sum
+// failed). Higher raises the conditioning F through |q|, and the tolerance
+// with it: the half-precision exploit clears it by 1.12 to 1.25 times at 30.
 constexpr double kPointedScore = 30.0;
 // Values of V a workload's pointed queries read at the end, at least (as
 // whole query rows, at least one per live sequence): one row of 4 kv heads

@@ -152,14 +152,11 @@ double declared_bytes_per_element(harness::CaseContext& ctx) {
 }
 
 // q and k of the large-score workload are N(0, scale^2), so scores have a
-// standard deviation of scale^2, far past where exp overflows in the
-// declared format without the max subtracted: 88.7 in float (fp32: 30, a
-// deviation of 900), 11.1 in half (fp16: 4, a deviation of 16). At fp16 a
-// deviation of 900 is beyond any fp16 K: its rounding (2^-11 relative)
-// moves scores by about 900 * 2^-11 = 0.4, and outputs of short sequences
-// by 6% (float64 attention over fp16-rounded K and V, 160 batches of this
-// workload's lengths), six times the fp16 tolerance; at 16 by at most 0.6%. int8 has no exp of its own; 2 keeps its
-// rounding within its tolerance.
+// standard deviation of scale^2, far past where exp overflows in the declared
+// format without the max subtracted: 88.7 in float (fp32: 30, a deviation of
+// 900), 11.1 in half (fp16: 4, a deviation of 16; at 900 fp16 K's own rounding
+// would move outputs beyond the fp16 tolerance). int8 has no exp of its own;
+// 2 keeps its rounding within its tolerance (README.md, "Workloads").
 double large_scores_scale(double bytes_per_element) {
   if (bytes_per_element == 2.0) return 4.0;
   if (bytes_per_element == 1.0) return 2.0;
@@ -285,10 +282,8 @@ void run_workload(harness::CaseContext& ctx, const KvCase& c, const FormatTolera
       });
     case Workload::over_budget: {
       // A budget that holds six sequences of 128 tokens in the declared
-      // format (1.5 MiB at fp32): the seventh is refused below max_sequences
-      // (8) whatever the format. A fixed 1.5 MiB held twelve at fp16, so an
-      // honest fp16 cache met max_sequences first and looked as if it had
-      // accepted more than its budget.
+      // format (1.5 MiB at fp32), so that the seventh is refused below
+      // max_sequences (8) whatever the format.
       const double budget = static_cast<double>(3 << 19) * declared_bytes_per_element(ctx) / 4.0;
       return in_session(KvConfig{c.layers, c.q_heads, c.kv_heads, c.head_dim, 8, 512, static_cast<int64_t>(budget)},
                         [&](KvSession& s) { over_budget(s, ctx); });
