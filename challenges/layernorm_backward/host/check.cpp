@@ -14,8 +14,7 @@ namespace {
 
 // Rows are checked in fixed blocks, in parallel: each block's inputs are
 // widened to float64 on the spot, so the check holds one float64 copy of the
-// output (the reference) and not of every input (at 8192 x 4096 that is 256
-// MiB instead of 768, and the page clearing behind it).
+// output (the reference) and not of every input.
 constexpr int64_t kBlockRows = 64;
 
 size_t block_count(const LnCase& c) { return static_cast<size_t>((c.rows + kBlockRows - 1) / kBlockRows); }
@@ -39,16 +38,13 @@ void per_row_block(const LnCase& c, const float* x, const float* second, Body bo
 
 std::vector<double> widen(const float* values, size_t n) { return std::vector<double>(values, values + n); }
 
-// Any float32 layer norm sums each row in float32 to get its mean: a sum of
-// D terms of size |mean|, summed in order, is off by about eps32 * |mean| *
-// sqrt(D) (a random walk of roundings; pairwise summation does better), and
-// x - mean then moves every xhat of the row by eps32 * kappa, kappa = |mean|
-// * rstd * sqrt(D), however carefully the rest is done. Measured at 64 x
-// 1024, offsets 1e3 to 1e6: 0.05 eps32 * kappa summed pairwise (NumPy), 0.33
-// summed in order (a plain loop). To first order that moves y by gamma *
-// eps32 * kappa, dgamma by the sum over rows of dy * eps32 * kappa, and dx
-// (whose g - mean(g) does not see it) by rstd * eps32 * kappa * (mean(g *
-// xhat) + xhat * mean(g)).
+// Any float32 layer norm sums each row in float32 to get its mean, off by
+// about eps32 * |mean| * sqrt(D) summed in order (pairwise does better), and
+// x - mean then moves every xhat of the row by eps32 * kappa, kappa = |mean| *
+// rstd * sqrt(D), however carefully the rest is done. To first order that moves
+// y by gamma * eps32 * kappa, dgamma by the sum over rows of dy * eps32 * kappa,
+// and dx (whose g - mean(g) does not see it) by rstd * eps32 * kappa *
+// (mean(g * xhat) + xhat * mean(g)); README.md, "Tolerances, and why".
 double row_kappa(const LnCase& c, double mean, double rstd) {
   return std::fabs(mean) * rstd * std::sqrt(static_cast<double>(c.dim));
 }
