@@ -123,7 +123,7 @@ class StatelessRun {
  private:
   // Enough sets that the timed op's own tensors, rotated, exceed twice the
   // cache: sized by every tensor of the case, a timed op binding only some
-  // of them (layernorm's forward) stayed warm in a large cache.
+  // of them (layernorm's forward) would stay warm in a large cache.
   double timed_bytes() const {
     double bytes = 0;
     for (const OpParameter* p : declared_tensors(ctx_, c_.steps[c_.timed_step])) {
