@@ -122,7 +122,10 @@ TimingResult CaseContext::timing_of(const protocol::TimeReply& reply, const std:
   return timing;
 }
 
-void CaseContext::record_bandwidth() { harness::record_bandwidth(result_, device_.peak ? &*device_.peak : nullptr); }
+void CaseContext::record_bandwidth() {
+  result_.bytes = bytes_;
+  harness::record_bandwidth(result_, device_.peak ? &*device_.peak : nullptr);
+}
 
 double CaseContext::time_poisoning(const std::vector<Binding>& set) const {
   const int64_t start = monotonic_ns();
