@@ -18,6 +18,7 @@
 
 #include "harness/core/files.h"
 #include "harness/results/results_json.h"
+#include "harness/scoring/scoring.h"
 #include "harness/challenge_api/challenge.h"
 #include "support/test_support.h"
 
@@ -233,10 +234,15 @@ TEST(CliInput, MergeRefusesShardsOfDifferentRuns) {
   TempFolder tmp;
   const nlohmann::json original =
       nlohmann::json::parse(read_text_file(std::string(HARNESS_SOURCE_DIR) + "/tests/golden/run_a.json"));
-  // Two halves of one run: each entry in one of them.
-  nlohmann::json first = original, second = original;
-  first["results"] = nlohmann::json::array({original["results"][0]});
-  second["results"] = nlohmann::json::array({original["results"][1]});
+  // Two halves of one run: each entry in one of them, scored as a shard
+  // scores its own entries (merge re-derives every file's scores).
+  const auto half = [&](size_t entry) {
+    RunResults r = results_from_json(original, "run_a.json");
+    r.entries = {r.entries[entry]};
+    score_results(r);
+    return to_json(r);
+  };
+  const nlohmann::json first = half(0), second = half(1);
   write_file_atomically(tmp.path("first.json"), first.dump());
   const auto variant = [&](const std::string& name, const std::function<void(nlohmann::json&)>& change) {
     nlohmann::json j = second;
