@@ -1,12 +1,6 @@
-// The measured peak of each device, kept per host between invocations.
-//
-// Measuring a peak takes seconds and gigabytes, and on a shared machine the
-// figure moves from one measurement to the next, moving every performance
-// score with it. So a run uses the measurement stored for this device on
-// this host (same host name, device name, core count and memory, same
-// measuring method), and measures only when there is none; `harness peak`
-// and `run --measure-peak` measure again and replace it. The results and the
-// report say when and how the peak they use was measured, and from where.
+// The measured peak of each device, kept per host between invocations as
+// the best of its measurements (docs/ARCHITECTURE.md, Peaks): measuring
+// takes seconds and gigabytes, and a busy moment only lowers a measurement.
 #pragma once
 
 #include <optional>

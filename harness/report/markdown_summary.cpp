@@ -62,7 +62,8 @@ void in_short(std::string& out, const Group& g) {
       if (c.verdict == Verdict::unsupported || c.verdict == Verdict::unavailable) continue;
       ++judged;
       if (c.verdict == Verdict::pass) ++passed;
-      if (is_failure(c.verdict)) ++failed[std::string(verdict_name(c.verdict))];
+      // A harness error is not the submission's failure, but the case did not pass: listed too.
+      if (is_failure(c.verdict) || c.verdict == Verdict::harness_error) ++failed[std::string(verdict_name(c.verdict))];
       if (c.verdict == Verdict::pass && c.peak_fraction && (!best || *c.peak_fraction > *best->peak_fraction)) best = &c;
     }
     // Name and origin come from the submission's manifest: escaped, so that
