@@ -24,13 +24,13 @@ extern "C" {
 #endif
 
 typedef struct kv_cache_config {
-  int32_t layers;       /* L >= 1 attention layers */
-  int32_t query_heads;  /* Hq */
-  int32_t kv_heads;     /* Hkv; Hq % Hkv == 0; query head h reads kv head h / (Hq / Hkv) */
-  int32_t head_dim;     /* d: 64 or 128 in the harness's workloads */
-  int32_t max_sequences;  /* at most this many sequences are live at once */
-  int64_t max_tokens;     /* no sequence ever holds more tokens than this */
-  int64_t memory_budget;  /* bytes the cache may hold for K, V and their per-token metadata */
+  int32_t layers;        /* L >= 1 attention layers */
+  int32_t query_heads;   /* Hq */
+  int32_t kv_heads;      /* Hkv; Hq % Hkv == 0; query head h reads kv head h / (Hq / Hkv) */
+  int32_t head_dim;      /* d: 64 or 128 in the harness's workloads */
+  int32_t max_sequences; /* at most this many sequences are live at once */
+  int64_t max_tokens;    /* no sequence ever holds more tokens than this */
+  int64_t memory_budget; /* bytes the cache may hold for K, V and their per-token metadata */
 } kv_cache_config;
 
 /* The submission's cache; the harness only passes the pointer around. */

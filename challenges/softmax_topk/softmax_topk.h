@@ -37,9 +37,8 @@ HARNESS_EXPORT int32_t softmax_topk_abi_version(void);
  *
  * Returns HARNESS_STATUS_UNSUPPORTED for a (rows, vocab, k) it does not
  * handle, HARNESS_STATUS_OK on success. */
-HARNESS_EXPORT harness_status softmax_topk_run(const float* logits, int64_t rows, int64_t vocab,
-                                               int64_t k, float* probs, int32_t* indices,
-                                               void* stream);
+HARNESS_EXPORT harness_status softmax_topk_run(const float* logits, int64_t rows, int64_t vocab, int64_t k,
+                                               float* probs, int32_t* indices, void* stream);
 
 /* Message for the last status other than OK returned on this thread. */
 HARNESS_EXPORT const char* softmax_topk_last_error(void);

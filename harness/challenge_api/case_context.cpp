@@ -83,9 +83,7 @@ SharedTensor& CaseContext::tensor(TensorSpec spec) {
   return *tensors_.back();
 }
 
-void CaseContext::fail(Verdict verdict, const std::string& message) const {
-  throw VerdictException(verdict, message);
-}
+void CaseContext::fail(Verdict verdict, const std::string& message) const { throw VerdictException(verdict, message); }
 
 void CaseContext::guard_and_poison(const std::vector<Binding>& bindings) {
   for (const Binding& b : bindings) {
@@ -117,9 +115,9 @@ void CaseContext::check_integrity(const std::vector<Binding>& bindings, const st
     const auto damage = b.tensor->buffer().check_guards(guard_seed());
     if (damage.damaged) {
       fail(Verdict::out_of_bounds_write,
-           fmt::format("{}: {} bytes written outside {} ({}); the nearest {} bytes {} its {}",
-                       when, damage.bytes_changed, b.tensor->spec().name, b.tensor->spec().describe(),
-                       damage.distance, damage.before ? "before" : "after", damage.before ? "start" : "end"));
+           fmt::format("{}: {} bytes written outside {} ({}); the nearest {} bytes {} its {}", when,
+                       damage.bytes_changed, b.tensor->spec().name, b.tensor->spec().describe(), damage.distance,
+                       damage.before ? "before" : "after", damage.before ? "start" : "end"));
     }
   }
   for (const Snapshot& s : snapshots) {
@@ -135,8 +133,8 @@ void CaseContext::check_integrity(const std::vector<Binding>& bindings, const st
       }
     }
     fail(Verdict::input_modified,
-         fmt::format("{}: input {} was modified: {} of {} elements changed; first at {}: {} became {}", when,
-                     spec.name, changed, spec.elements(), format_index(first, spec.shape),
+         fmt::format("{}: input {} was modified: {} of {} elements changed; first at {}: {} became {}", when, spec.name,
+                     changed, spec.elements(), format_index(first, spec.shape),
                      format_element(s.bytes.data(), first, spec.dtype), format_element(now, first, spec.dtype)));
   }
   for (const Binding& b : bindings) {
@@ -164,7 +162,8 @@ std::vector<Binding> CaseContext::bind(const std::string& op, const nlohmann::js
   HARNESS_CHECK(disagreement.empty(), "{}", disagreement);
   std::vector<Binding> bindings;
   for (const OpParameter* p : declaration.of_kind(ParameterKind::tensor)) {
-    const auto it = std::find_if(tensors.begin(), tensors.end(), [&](const SharedTensor* t) { return t->spec().name == p->name; });
+    const auto it =
+        std::find_if(tensors.begin(), tensors.end(), [&](const SharedTensor* t) { return t->spec().name == p->name; });
     bindings.push_back(Binding{*it, p->access});
   }
   return bindings;
@@ -185,7 +184,8 @@ void CaseContext::check_results(const std::string& op, const protocol::CallReply
 }
 
 protocol::CallReply CaseContext::call(const std::string& op, const nlohmann::json& scalars,
-                                      const std::vector<SharedTensor*>& tensors, const std::vector<int32_t>& tolerated) {
+                                      const std::vector<SharedTensor*>& tensors,
+                                      const std::vector<int32_t>& tolerated) {
   const std::vector<Binding> bindings = bind(op, scalars, tensors);
   std::vector<Snapshot> snapshots;
   prepare(bindings, snapshots);

@@ -12,14 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/rng.h"
-#include "harness/definitions/op_declaration.h"
-#include "harness/device/device_info.h"
-#include "harness/results/results.h"
 #include "harness/challenge_api/case_spec.h"
 #include "harness/challenge_api/executor.h"
 #include "harness/challenge_api/input_stage.h"
 #include "harness/challenge_api/run_settings.h"
+#include "harness/core/rng.h"
+#include "harness/definitions/op_declaration.h"
+#include "harness/device/device_info.h"
+#include "harness/results/results.h"
 
 namespace harness {
 
@@ -79,7 +79,10 @@ class CaseContext {
 
   // The byte model of this case when it depends on what the submission
   // declared (a cache's storage format); used for the bandwidth of time().
-  void set_byte_model(const ByteModel& bytes) { bytes_ = bytes; result_.bytes = bytes; }
+  void set_byte_model(const ByteModel& bytes) {
+    bytes_ = bytes;
+    result_.bytes = bytes;
+  }
 
   // Timed calls rotating through `sets` in whole rounds; records the timing,
   // bandwidth, roofline and its fraction in the case's result. Between rounds

@@ -69,9 +69,9 @@ CaseContext::TimedSets CaseContext::prepare_timed_sets(const std::string& op, co
 
 void CaseContext::check_timed_sets(const std::string& op, const TimedSets& timed, const std::string& round) const {
   for (size_t s = 0; s < timed.bindings.size(); ++s) {
-    check_integrity(timed.bindings[s], timed.snapshots[s],
-                    fmt::format("timed repetitions of {}{}, input set {} of {}", op, round, s + 1,
-                                timed.bindings.size()));
+    check_integrity(
+        timed.bindings[s], timed.snapshots[s],
+        fmt::format("timed repetitions of {}{}, input set {} of {}", op, round, s + 1, timed.bindings.size()));
   }
 }
 
@@ -143,9 +143,9 @@ void CaseContext::judge_witness(const protocol::TimeReply& reply, double poison_
   allowances.max_setup_per_request_ns = witness_max_copy_ns(device_.kind, reply.staged, all_sets_bytes);
   if (reply.staged) allowances.max_staging_per_request_ns = witness_max_staging_ns(device_.kind, all_sets_bytes);
   const WitnessJudgement j = judge_timing(reply.witnessed, median(reply.device_ns), allowances);
-  timing.witness = TimingResult::Witness{j.request_ns,        j.overhead_ns, j.claimed_ns,
-                                         j.calls,             j.floor_ns,    reply.witnessed.size(),
-                                         reply.staged,        reply.staging_ns, j.staging_counted_ns};
+  timing.witness = TimingResult::Witness{j.request_ns, j.overhead_ns,    j.claimed_ns,
+                                         j.calls,      j.floor_ns,       reply.witnessed.size(),
+                                         reply.staged, reply.staging_ns, j.staging_counted_ns};
   timing.witness->median_excess = j.median_excess;
   if (reply.staged && std::isfinite(allowances.max_staging_per_request_ns)) {
     timing.witness->staging_allowed_ns = allowances.max_staging_per_request_ns;

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "harness/device/roofline.h"
 #include "harness/definitions/verdict.h"
+#include "harness/device/roofline.h"
 
 namespace harness {
 
@@ -18,8 +18,8 @@ struct CaseSpec {
   Suite suite = Suite::correctness;
   nlohmann::json params = nlohmann::json::object();  // shape, data kind: recorded in results
   std::string description;
-  bool quick = false;       // part of the --quick subset
-  ByteModel bytes;          // the fewest bytes any implementation must read and write
+  bool quick = false;  // part of the --quick subset
+  ByteModel bytes;     // the fewest bytes any implementation must read and write
 };
 
 }  // namespace harness

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/tensor.h"
-#include "harness/results/results.h"
 #include "harness/challenge_api/case_spec.h"
+#include "harness/core/tensor.h"
 #include "harness/definitions/challenge_config.h"
+#include "harness/results/results.h"
 
 namespace harness {
 
@@ -54,6 +54,6 @@ const Challenge& find_challenge(const std::string& name);
 
 }  // namespace harness
 
-#define HARNESS_REGISTER_CHALLENGE(Type)                 \
+#define HARNESS_REGISTER_CHALLENGE(Type)                  \
   static const bool harness_challenge_registered_##Type = \
       ::harness::register_challenge([] { return std::make_unique<Type>(); })

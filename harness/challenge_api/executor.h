@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/definitions/verdict.h"
 #include "harness/ipc/protocol.h"
 #include "harness/memory/shared_tensor.h"
-#include "harness/definitions/verdict.h"
 #include "harness/witness/device_memory.h"
 
 namespace harness {
@@ -40,9 +40,8 @@ class Executor {
   virtual protocol::CallReply call(const std::string& op, const nlohmann::json& scalars,
                                    const std::vector<Binding>& tensors, double timeout_s) = 0;
   virtual protocol::TimeReply time(const std::string& op, const nlohmann::json& scalars,
-                                   const std::vector<std::vector<Binding>>& sets,
-                                   const protocol::TimingPolicy& policy, double timeout_s,
-                                   const FreshInputs& fresh) = 0;
+                                   const std::vector<std::vector<Binding>>& sets, const protocol::TimingPolicy& policy,
+                                   double timeout_s, const FreshInputs& fresh) = 0;
   // The tensor is going away: forget any mapping of it.
   virtual void release(const SharedTensor& tensor) = 0;
   // What the submission printed since the last drain (its tail, at most max_bytes).

@@ -8,7 +8,8 @@
 namespace harness {
 
 const InputStage::TensorChanges* InputStage::find(const SharedTensor& tensor) const {
-  const auto it = std::find_if(changes_.begin(), changes_.end(), [&](const TensorChanges& t) { return t.tensor == &tensor; });
+  const auto it =
+      std::find_if(changes_.begin(), changes_.end(), [&](const TensorChanges& t) { return t.tensor == &tensor; });
   return it == changes_.end() ? nullptr : &*it;
 }
 

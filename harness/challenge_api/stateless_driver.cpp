@@ -26,7 +26,8 @@ InputSet make_set(CaseContext& ctx, const StatelessCase& c, size_t index) {
     set.views[spec.name] = shared.view();
   }
   for (const std::string& name : c.generated) {
-    const auto it = std::find_if(c.tensors.begin(), c.tensors.end(), [&](const TensorSpec& s) { return s.name == name; });
+    const auto it =
+        std::find_if(c.tensors.begin(), c.tensors.end(), [&](const TensorSpec& s) { return s.name == name; });
     HARNESS_CHECK(it != c.tensors.end(), "generated tensor '{}' is not among the case's tensors", name);
     set.inputs.emplace(name, HostTensor(*it));
   }
@@ -127,7 +128,8 @@ class StatelessRun {
   double timed_bytes() const {
     double bytes = 0;
     for (const OpParameter* p : declared_tensors(ctx_, c_.steps[c_.timed_step])) {
-      const auto it = std::find_if(c_.tensors.begin(), c_.tensors.end(), [&](const TensorSpec& s) { return s.name == p->name; });
+      const auto it =
+          std::find_if(c_.tensors.begin(), c_.tensors.end(), [&](const TensorSpec& s) { return s.name == p->name; });
       HARNESS_CHECK(it != c_.tensors.end(), "op {} declares tensor '{}', which the case does not have",
                     c_.steps[c_.timed_step].op, p->name);
       bytes += static_cast<double>(it->bytes());
@@ -179,12 +181,14 @@ class StatelessRun {
         merge_worst_metrics(ctx_.metrics(), report.metrics);
         if (report.ok) continue;
         ctx_.fail(Verdict::wrong_answer,
-                  prefixed(c_, timed, fmt::format("timed repetitions, round {}, input set {} of {}, row {} (a spot "
-                                                  "check between rounds): {}",
-                                                  round_, s + 1, sets_.size(), row, report.message)));
+                  prefixed(c_, timed,
+                           fmt::format("timed repetitions, round {}, input set {} of {}, row {} (a spot "
+                                       "check between rounds): {}",
+                                       round_, s + 1, sets_.size(), row, report.message)));
       }
       c_.refresh(ctx_.secret_seed(), sets_[s].inputs);
-      for (const std::string& name : c_.refreshed) stage.stage(*sets_[s].shared.at(name), sets_[s].inputs.at(name).raw());
+      for (const std::string& name : c_.refreshed)
+        stage.stage(*sets_[s].shared.at(name), sets_[s].inputs.at(name).raw());
     }
   }
 
@@ -201,8 +205,11 @@ class StatelessRun {
     if (!step.check || !same_outputs(ctx_, sets_[0], sets_[1], step)) return;
     const CheckReport report = step.check(sets_[1].inputs, sets_[1].views);
     if (!report.ok) {
-      ctx_.fail(Verdict::stale_output, prefixed(c_, step, what + " returned exactly the first set's outputs (a cached "
-                                                                 "answer): " + report.message));
+      ctx_.fail(Verdict::stale_output, prefixed(c_, step,
+                                                what +
+                                                    " returned exactly the first set's outputs (a cached "
+                                                    "answer): " +
+                                                    report.message));
     }
   }
 

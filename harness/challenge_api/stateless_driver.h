@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "harness/core/tensor.h"
 #include "harness/challenge_api/case_context.h"
+#include "harness/core/tensor.h"
 
 namespace harness {
 
@@ -38,11 +38,11 @@ struct OpStep {
 };
 
 struct StatelessCase {
-  std::vector<TensorSpec> tensors;    // every tensor of one input set
-  std::vector<std::string> generated; // those the generator fills
+  std::vector<TensorSpec> tensors;     // every tensor of one input set
+  std::vector<std::string> generated;  // those the generator fills
   std::function<void(uint64_t seed, HostTensors& inputs)> generate;
-  std::vector<OpStep> steps;          // run in this order on every set
-  size_t timed_step = 0;              // perf cases: the op that is timed
+  std::vector<OpStep> steps;  // run in this order on every set
+  size_t timed_step = 0;      // perf cases: the op that is timed
   // Perf cases: changes the timed op's inputs between rounds of timed calls,
   // in place and cheaply, so that the right answer of every row changes and
   // a remembered answer is wrong. Only the tensors named in `refreshed` may
@@ -57,7 +57,6 @@ struct StatelessCase {
   std::function<CheckReport(const HostTensors& inputs, const TensorViews& tensors, int64_t row)> check_row;
   int64_t rows = 0;
 };
-
 
 void run_stateless_case(CaseContext& ctx, const StatelessCase& c);
 

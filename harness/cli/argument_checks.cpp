@@ -1,7 +1,7 @@
 #include "harness/cli/argument_checks.h"
 
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -34,8 +34,8 @@ double parse_timeout_seconds(const std::string& text) {
   const double value = std::strtod(text.c_str(), &end);
   const bool number = !text.empty() && end == text.c_str() + text.size() && errno != ERANGE;
   if (!number || !std::isfinite(value) || value <= 0 || value > kMaxTimeoutSeconds) {
-    throw UsageError(fmt::format("--timeout '{}': expected seconds above 0 and at most {:g} (one day)", text,
-                                 kMaxTimeoutSeconds));
+    throw UsageError(
+        fmt::format("--timeout '{}': expected seconds above 0 and at most {:g} (one day)", text, kMaxTimeoutSeconds));
   }
   return value;
 }

@@ -42,10 +42,15 @@ void add_gate_command(CLI::App& app, CommandLine& command_line) {
   cmd->add_option("results", args->current, "Results to judge")->required();
   cmd->add_option("--baseline", args->baseline, "Baseline results")->required();
   cmd->add_option("--max-slowdown", args->options.max_slowdown_percent,
-                  "Percent slower (and significant) that counts as a regression (default 10, for a dedicated machine; a shared VM needs more than its A/A spread)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--max-score-drop", args->options.max_score_drop, "Points a score may drop (default 1)")->check(CLI::NonNegativeNumber);
-  cmd->add_flag("--no-timings", [args](int64_t) { args->options.compare_timings = false; },
-                "Compare verdicts and scores only (for machines whose timings move with their neighbours, e.g. shared CI runners)");
+                  "Percent slower (and significant) that counts as a regression (default 10, for a dedicated machine; "
+                  "a shared VM needs more than its A/A spread)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-score-drop", args->options.max_score_drop, "Points a score may drop (default 1)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag(
+      "--no-timings", [args](int64_t) { args->options.compare_timings = false; },
+      "Compare verdicts and scores only (for machines whose timings move with their neighbours, e.g. shared CI "
+      "runners)");
   cmd->add_flag("--allow-incomplete", args->options.allow_incomplete,
                 "Gate an interrupted run (complete: false) on what it holds instead of failing it");
   cmd->add_option("-o,--output", args->output, "Also write the Markdown here");

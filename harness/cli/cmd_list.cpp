@@ -7,9 +7,9 @@
 #include <memory>
 #include <sstream>
 
+#include "harness/challenge_api/challenge.h"
 #include "harness/cli/commands.h"
 #include "harness/device/device_info.h"
-#include "harness/challenge_api/challenge.h"
 #include "harness/executors/control_executor.h"
 #include "harness/submissions/catalog.h"
 
@@ -62,9 +62,10 @@ int list(const ListArguments& args) {
       quick += spec.quick ? 1 : 0;
     }
     std::string suites;
-    for (const auto& [suite, n] : per_suite) suites += fmt::format("{}{} {}", suites.empty() ? "" : ", ", n, suite_name(suite));
-    std::printf("  %-20s ABI v%d  %s (%zu in --quick)  %s\n", c->name().c_str(), c->abi_version(), suites.c_str(), quick,
-                c->config().title.c_str());
+    for (const auto& [suite, n] : per_suite)
+      suites += fmt::format("{}{} {}", suites.empty() ? "" : ", ", n, suite_name(suite));
+    std::printf("  %-20s ABI v%d  %s (%zu in --quick)  %s\n", c->name().c_str(), c->abi_version(), suites.c_str(),
+                quick, c->config().title.c_str());
     if (args.cases) {
       for (const auto& spec : c->cases()) {
         std::printf("      %-48s %s%s\n", spec.id.c_str(), spec.description.c_str(), spec.quick ? "  [quick]" : "");
@@ -73,7 +74,8 @@ int list(const ListArguments& args) {
   }
 
   const Catalog catalog = Catalog::load(Catalog::default_index_path());
-  std::printf("\nSubmissions:\n  %-20s %-40s %-6s %-10s %-12s %s\n", "challenge", "name", "device", "role", "build", "origin / problem");
+  std::printf("\nSubmissions:\n  %-20s %-40s %-6s %-10s %-12s %s\n", "challenge", "name", "device", "role", "build",
+              "origin / problem");
   for (const Challenge* c : challenges) {
     for (const auto& r : catalog.records()) {
       if (r.challenge != c->name()) continue;
@@ -81,20 +83,23 @@ int list(const ListArguments& args) {
       const std::string detail = one_line(r.build.status == "ok" ? info.origin : r.build.reason);
       const std::string role = info.kind == "process" ? info.role + "*" : info.role;
       std::printf("  %-20s %-40s %-6s %-10s %-12s %s\n", c->name().c_str(), one_line(info.name, 80).c_str(),
-                  one_line(info.device, 6).c_str(), one_line(role, 10).c_str(), one_line(r.build.status, 12).c_str(), detail.c_str());
+                  one_line(info.device, 6).c_str(), one_line(role, 10).c_str(), one_line(r.build.status, 12).c_str(),
+                  detail.c_str());
       if (r.build.status == "failed") print_build_errors(r.build);
     }
     for (ControlKind kind : all_controls()) {
-      std::printf("  %-20s %-40s %-6s %-10s %-12s %s\n", c->name().c_str(), control_name(kind).c_str(), "cpu", "control",
-                  "built-in", control_description(kind).c_str());
+      std::printf("  %-20s %-40s %-6s %-10s %-12s %s\n", c->name().c_str(), control_name(kind).c_str(), "cpu",
+                  "control", "built-in", control_description(kind).c_str());
     }
   }
   std::vector<std::string> orphans;
   for (const auto& r : catalog.records()) {
     bool known = false;
     for (const auto& c : all_challenges()) known = known || c->name() == r.challenge;
-    if (!known) orphans.push_back(fmt::format("{} ({}): {}", r.name, r.manifest_path,
-                                              r.manifest_error.empty() ? "unknown challenge '" + r.challenge + "'" : r.manifest_error));
+    if (!known)
+      orphans.push_back(
+          fmt::format("{} ({}): {}", r.name, r.manifest_path,
+                      r.manifest_error.empty() ? "unknown challenge '" + r.challenge + "'" : r.manifest_error));
   }
   for (const auto& o : orphans) std::printf("  not usable: %s\n", one_line(o, 400).c_str());
   std::printf("  (* a process submission: docs/PROCESS_PROTOCOL.md)\n");
@@ -102,7 +107,8 @@ int list(const ListArguments& args) {
   std::printf("\nDevices:\n");
   for (const auto& d : discover_devices()) {
     if (d.available) {
-      std::printf("  %-8s %s (%d %s)\n", d.id.c_str(), d.name.c_str(), d.compute_units, d.kind == "cpu" ? "cores" : "SMs");
+      std::printf("  %-8s %s (%d %s)\n", d.id.c_str(), d.name.c_str(), d.compute_units,
+                  d.kind == "cpu" ? "cores" : "SMs");
     } else {
       std::printf("  %-8s not available: %s\n", d.id.c_str(), d.unavailable_reason.c_str());
     }

@@ -29,8 +29,8 @@ int merge(const MergeArguments& args) {
   write_file_atomically(args.output, to_json(merged).dump(1) + "\n");
   size_t cases = 0;
   for (const auto& e : merged.entries) cases += e.cases.size();
-  std::fprintf(stderr, "harness: merged %zu files, %zu entries, %zu cases into %s\n", inputs.size(), merged.entries.size(),
-               cases, args.output.c_str());
+  std::fprintf(stderr, "harness: merged %zu files, %zu entries, %zu cases into %s\n", inputs.size(),
+               merged.entries.size(), cases, args.output.c_str());
   return 0;
 }
 }  // namespace

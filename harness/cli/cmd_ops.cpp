@@ -41,8 +41,9 @@ int ops(const OpsArguments& args) {
 
 void add_ops_command(CLI::App& app, CommandLine& command_line) {
   auto args = std::make_shared<OpsArguments>();
-  CLI::App* cmd = app.add_subcommand("ops", "Print each challenge's declared ops: the table a process submission "
-                                            "implements, or the declarations as JSON");
+  CLI::App* cmd = app.add_subcommand("ops",
+                                     "Print each challenge's declared ops: the table a process submission "
+                                     "implements, or the declarations as JSON");
   cmd->add_option("challenges", args->challenges, "Challenges (default: all)");
   cmd->add_flag("--json", args->json, "The declarations (challenge.json's \"abi\" and \"ops\") as JSON");
   cmd->callback([args, &command_line] { command_line.action = [args] { return ops(*args); }; });

@@ -6,9 +6,9 @@
 
 #include "harness/cli/commands.h"
 #include "harness/core/error.h"
+#include "harness/core/format.h"
 #include "harness/device/device_info.h"
 #include "harness/device/peak_cache.h"
-#include "harness/core/format.h"
 
 namespace harness {
 
@@ -32,8 +32,9 @@ int peak(const PeakArguments& args) {
     any = true;
     std::printf("%s (%s)\n", d.id.c_str(), d.name.c_str());
     std::printf("  copy     %s  (bytes read + written; %s, %s arrays, best of %d%s)\n",
-                format_bandwidth(p.copy_bytes_per_second).c_str(), p.method.c_str(), format_bytes(p.buffer_bytes).c_str(),
-                p.repetitions, p.threads ? fmt::format(", {} threads", p.threads).c_str() : "");
+                format_bandwidth(p.copy_bytes_per_second).c_str(), p.method.c_str(),
+                format_bytes(p.buffer_bytes).c_str(), p.repetitions,
+                p.threads ? fmt::format(", {} threads", p.threads).c_str() : "");
     std::printf("  read     %s  (read-only sweep)\n", format_bandwidth(p.read_bytes_per_second).c_str());
     std::printf("  write    %s  (write-only fill)\n", format_bandwidth(p.write_bytes_per_second).c_str());
     std::printf("  ceiling  %s  (speed of light: results beyond it are flagged)\n",
@@ -46,8 +47,10 @@ int peak(const PeakArguments& args) {
 
 void add_peak_command(CLI::App& app, CommandLine& command_line) {
   auto args = std::make_shared<PeakArguments>();
-  CLI::App* cmd = app.add_subcommand("peak", "Measure each device's bandwidth ceilings, print them and store them for later runs on this host");
-  cmd->add_option("--device", args->device, "cpu, cuda or all available (default)")->check(CLI::IsMember({"cpu", "cuda", "all"}));
+  CLI::App* cmd = app.add_subcommand(
+      "peak", "Measure each device's bandwidth ceilings, print them and store them for later runs on this host");
+  cmd->add_option("--device", args->device, "cpu, cuda or all available (default)")
+      ->check(CLI::IsMember({"cpu", "cuda", "all"}));
   cmd->add_flag("--quick", args->quick, "Smaller arrays, fewer repetitions");
   cmd->callback([args, &command_line] { command_line.action = [args] { return peak(*args); }; });
 }

@@ -51,8 +51,9 @@ void add_report_command(CLI::App& app, CommandLine& command_line) {
   cmd->add_option("-o,--output", args->output, "Write the report here (default: stdout)");
   cmd->add_option("--reviewer-scores", args->reviewer_scores,
                   "JSON of reviewer-assigned scores, shown in labelled rows, never in the overall");
-  cmd->add_option("--peer", args->peers,
-                  "Timings of a peer on the same perf cases (scripts/gpu/pytorch_eager.py), shown beside ours; repeatable");
+  cmd->add_option(
+      "--peer", args->peers,
+      "Timings of a peer on the same perf cases (scripts/gpu/pytorch_eager.py), shown beside ours; repeatable");
   cmd->callback([args, &command_line] { command_line.action = [args] { return report(*args); }; });
 }
 

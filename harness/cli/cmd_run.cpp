@@ -19,7 +19,7 @@ struct RunArguments {
   std::string device = "all";
   std::vector<std::string> suites;
   std::vector<std::string> cases;
-  std::string seed;     // parsed by parse_seed: CLI11 would wrap -1 to 2^64-1
+  std::string seed;  // parsed by parse_seed: CLI11 would wrap -1 to 2^64-1
   bool quick = false;
   std::string timeout = "30";  // parsed by parse_timeout_seconds: nan and 1e308 never fire
   std::string shard;
@@ -39,13 +39,17 @@ void add_run_command(CLI::App& app, CommandLine& command_line) {
   auto args = std::make_shared<RunArguments>();
   CLI::App* run = app.add_subcommand("run", "Run challenges on submissions and devices; write results and reports");
   run->add_option("challenges", args->challenges, "Challenges to run (default: all)");
-  run->add_option("-s,--submission", args->submissions, "Submissions to run, by name (default: all but mutants)")->delimiter(',');
-  run->add_option("--device", args->device, "cpu, cuda or all available (default)")->check(CLI::IsMember({"cpu", "cuda", "all"}));
+  run->add_option("-s,--submission", args->submissions, "Submissions to run, by name (default: all but mutants)")
+      ->delimiter(',');
+  run->add_option("--device", args->device, "cpu, cuda or all available (default)")
+      ->check(CLI::IsMember({"cpu", "cuda", "all"}));
   run->add_option("--suite", args->suites, "Suites: correctness,edge,stability,perf (default: all)")->delimiter(',');
   run->add_option("--case", args->cases, "Only these case ids (see `harness list --cases`)")->delimiter(',');
-  CLI::Option* seed = run->add_option("--seed", args->seed, "Seed of the inputs, 0 to 2^64-1 (default: fresh, printed)");
+  CLI::Option* seed =
+      run->add_option("--seed", args->seed, "Seed of the inputs, 0 to 2^64-1 (default: fresh, printed)");
   run->add_flag("--quick", args->quick, "A representative subset of cases and shorter timing");
-  run->add_option("--timeout", args->timeout, "Seconds one call may take before it is a timeout, at most one day (default 30)");
+  run->add_option("--timeout", args->timeout,
+                  "Seconds one call may take before it is a timeout, at most one day (default 30)");
   run->add_option("--shard", args->shard, "Run shard I of N (e.g. 2/8) of the case list");
   run->add_option("-o,--output", args->output, "Results file, rewritten after every case (default results.json)");
   run->add_option("--md", args->markdown, "Also write the Markdown report here");

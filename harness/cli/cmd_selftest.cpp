@@ -23,8 +23,9 @@ namespace {
 size_t print_tolerance_justifications(const RunResults& results) {
   const auto justifications = justify_tolerances(results);
   if (justifications.empty()) return 0;
-  std::printf("\nTolerances, each with the facts that justify it (a figure is the largest |got - float64| / allowed error:\n"
-              "1 is the tolerance itself):\n");
+  std::printf(
+      "\nTolerances, each with the facts that justify it (a figure is the largest |got - float64| / allowed error:\n"
+      "1 is the tolerance itself):\n");
   size_t unjustified = 0;
   for (const auto& j : justifications) {
     std::printf("%s %s (%s)%s\n", j.challenge.c_str(), j.tolerance.c_str(), j.bound.c_str(),
@@ -35,8 +36,9 @@ size_t print_tolerance_justifications(const RunResults& results) {
     }
     if (j.failed()) {
       ++unjustified;
-      std::printf("  NOT JUSTIFIED: %s\n", j.declared ? "a fact above is measured against it"
-                                                       : "its challenge.json names nothing that justifies it (justified_by)");
+      std::printf("  NOT JUSTIFIED: %s\n", j.declared
+                                               ? "a fact above is measured against it"
+                                               : "its challenge.json names nothing that justifies it (justified_by)");
     } else if (!j.missing.empty()) {
       std::string kinds;
       for (const auto& k : j.missing) kinds += (kinds.empty() ? "" : ", ") + k;
@@ -61,9 +63,11 @@ struct SelftestArguments {
 
 void add_selftest_command(CLI::App& app, CommandLine& command_line) {
   auto args = std::make_shared<SelftestArguments>();
-  CLI::App* cmd = app.add_subcommand("selftest", "Check that every mutant and negative control gets its declared verdict");
+  CLI::App* cmd =
+      app.add_subcommand("selftest", "Check that every mutant and negative control gets its declared verdict");
   cmd->add_option("challenges", args->challenges, "Challenges (default: all)");
-  cmd->add_option("--device", args->device, "cpu, cuda or all available (default)")->check(CLI::IsMember({"cpu", "cuda", "all"}));
+  cmd->add_option("--device", args->device, "cpu, cuda or all available (default)")
+      ->check(CLI::IsMember({"cpu", "cuda", "all"}));
   CLI::Option* seed = cmd->add_option("--seed", args->seed, "Seed of the inputs (default: fresh, printed)");
   cmd->add_option("--timeout", args->timeout, "Seconds one call may take, at most one day (default 10)");
   cmd->add_option("-o,--output", args->output, "Results file (default selftest.json)");
@@ -106,9 +110,11 @@ void add_selftest_command(CLI::App& app, CommandLine& command_line) {
         }
         std::printf("\n");
       }
-      if (unjustified) std::printf("\nselftest FAILED: %zu tolerance(s) not justified by what this run measured\n", unjustified);
+      if (unjustified)
+        std::printf("\nselftest FAILED: %zu tolerance(s) not justified by what this run measured\n", unjustified);
       if (failed || unjustified) return 1;
-      std::printf("\nselftest passed: all %zu got their declared verdicts, no tolerance is unjustified\n", findings.size());
+      std::printf("\nselftest passed: all %zu got their declared verdicts, no tolerance is unjustified\n",
+                  findings.size());
       return 0;
     };
   });

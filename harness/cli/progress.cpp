@@ -32,14 +32,16 @@ void ProgressPrinter::clear_status_line() {
 void ProgressPrinter::entry_started(const PlannedEntry& entry) {
   if (verbosity_ == Verbosity::quiet || terminal_) return;
   std::fprintf(stderr, "[%zu/%zu %s] %s / %s (%s): %zu cases\n", done_, total_, elapsed().c_str(),
-               entry.challenge->name().c_str(), entry.submission.name.c_str(), entry.device->id.c_str(), entry.cases.size());
+               entry.challenge->name().c_str(), entry.submission.name.c_str(), entry.device->id.c_str(),
+               entry.cases.size());
 }
 
 void ProgressPrinter::case_started(const PlannedEntry& entry, const CaseSpec& spec) {
   if (verbosity_ == Verbosity::quiet || !terminal_) return;
   clear_status_line();
   std::fprintf(stderr, "[%zu/%zu %s] %zu failing | %s / %s (%s) | %s", done_, total_, elapsed().c_str(), failures_,
-               entry.challenge->name().c_str(), entry.submission.name.c_str(), entry.device->id.c_str(), spec.id.c_str());
+               entry.challenge->name().c_str(), entry.submission.name.c_str(), entry.device->id.c_str(),
+               spec.id.c_str());
   std::fflush(stderr);
   status_shown_ = true;
 }
@@ -53,8 +55,9 @@ void ProgressPrinter::case_finished(const PlannedEntry& entry, const CaseResult&
   if (!show) return;
   clear_status_line();
   std::string message = result.message.size() > 240 ? result.message.substr(0, 240) + "..." : result.message;
-  std::fprintf(stderr, "    %-5s %s %s%s%s\n", failed ? "FAIL" : "ok", std::string(verdict_name(result.verdict)).c_str(),
-               result.id.c_str(), message.empty() ? "" : ": ", message.c_str());
+  std::fprintf(stderr, "    %-5s %s %s%s%s\n", failed ? "FAIL" : "ok",
+               std::string(verdict_name(result.verdict)).c_str(), result.id.c_str(), message.empty() ? "" : ": ",
+               message.c_str());
   if (failed) std::fprintf(stderr, "          reproduce: %s\n", result.reproduce.c_str());
 }
 
@@ -68,13 +71,14 @@ void ProgressPrinter::entry_finished(const EntryResult& entry) {
 }
 
 void ProgressPrinter::print_summary(const RunResults& results) const {
-  std::fprintf(stderr, "\n%-19s %-40s %-8s %8s %5s  %s\n", "challenge", "submission", "device", "overall", "grade", "verdicts");
+  std::fprintf(stderr, "\n%-19s %-40s %-8s %8s %5s  %s\n", "challenge", "submission", "device", "overall", "grade",
+               "verdicts");
   for (const auto& e : results.entries) {
     const std::string overall = e.scores ? fmt::format("{:.1f}", e.scores->overall) : "-";
     std::string grade = e.scores ? e.scores->grade : "-";
     if (is_mutant_like(e.submission.role)) grade = "(" + e.submission.role + ")";
-    std::fprintf(stderr, "%-19s %-40s %-8s %8s %5s  %s\n", e.challenge.c_str(), e.submission.name.c_str(), e.device.c_str(),
-                 overall.c_str(), grade.c_str(), verdict_counts(e).c_str());
+    std::fprintf(stderr, "%-19s %-40s %-8s %8s %5s  %s\n", e.challenge.c_str(), e.submission.name.c_str(),
+                 e.device.c_str(), overall.c_str(), grade.c_str(), verdict_counts(e).c_str());
   }
 }
 

@@ -10,9 +10,9 @@
 #include "harness/core/build_stamp.h"
 #include "harness/core/clock.h"
 #include "harness/core/files.h"
+#include "harness/core/format.h"
 #include "harness/core/system_info.h"
 #include "harness/device/peak_cache.h"
-#include "harness/core/format.h"
 #include "harness/report/junit_report.h"
 #include "harness/report/markdown_report.h"
 #include "harness/results/results_json.h"
@@ -106,8 +106,8 @@ SpeedOfLight this_hosts_speed_of_light() {
                         try {
                           return remember_peak(peak_cache_path(), peak_cache_key(device, query_host()), best);
                         } catch (const std::exception& e) {
-                          std::fprintf(stderr, "harness: the raised peak of %s was not cached: %s\n",
-                                       device.id.c_str(), e.what());
+                          std::fprintf(stderr, "harness: the raised peak of %s was not cached: %s\n", device.id.c_str(),
+                                       e.what());
                           return best;
                         }
                       });
@@ -121,7 +121,9 @@ RunResults run_session(const SessionOptions& options) {
   const bool quiet = options.verbosity == Verbosity::quiet;
 
   std::fprintf(stderr, "harness: seed %llu%s\n", static_cast<unsigned long long>(options.settings.seed),
-               options.seed_given ? "" : fmt::format(" (re-run with --seed {} for the same inputs)", options.settings.seed).c_str());
+               options.seed_given
+                   ? ""
+                   : fmt::format(" (re-run with --seed {} for the same inputs)", options.settings.seed).c_str());
   for (const auto& note : plan.notes) std::fprintf(stderr, "harness: %s\n", note.c_str());
   if (plan.entries.empty()) std::fprintf(stderr, "harness: nothing to run for this selection\n");
 
@@ -142,9 +144,11 @@ RunResults run_session(const SessionOptions& options) {
     bool used = false;
     for (const auto& e : plan.entries) used = used || e.device == &d;
     if (!used || !d.available) continue;
-    if (!quiet && options.measure_peak) std::fprintf(stderr, "harness: measuring the bandwidth of %s (%s)...\n", d.id.c_str(), d.name.c_str());
+    if (!quiet && options.measure_peak)
+      std::fprintf(stderr, "harness: measuring the bandwidth of %s (%s)...\n", d.id.c_str(), d.name.c_str());
     std::string note;
-    d.peak = obtain_peak(d, options.selection.quick, options.measure_peak ? PeakSource::measure : PeakSource::cache, note);
+    d.peak =
+        obtain_peak(d, options.selection.quick, options.measure_peak ? PeakSource::measure : PeakSource::cache, note);
     if (!quiet) {
       std::fprintf(stderr, "harness: %s peak: copy %s, read %s, write %s; %s\n", d.id.c_str(),
                    format_bandwidth(d.peak->copy_bytes_per_second).c_str(),
@@ -164,12 +168,14 @@ RunResults run_session(const SessionOptions& options) {
   };
   ProgressPrinter progress(plan.case_count(), options.verbosity);
   SpeedOfLight speed_of_light = this_hosts_speed_of_light();
-  execute_plan(plan, options.settings, results, progress, [&](const RunResults&) { write_json(results); },
-               speed_of_light);
+  execute_plan(
+      plan, options.settings, results, progress, [&](const RunResults&) { write_json(results); }, speed_of_light);
   for (const auto& [device, peak] : speed_of_light.raised()) {
-    std::fprintf(stderr, "harness: %s peak measured again during the run, before a speed was called impossible: copy %s, "
-                 "read %s, write %s (the best of %d measurements, cached)\n", device.c_str(),
-                 format_bandwidth(peak.copy_bytes_per_second).c_str(), format_bandwidth(peak.read_bytes_per_second).c_str(),
+    std::fprintf(stderr,
+                 "harness: %s peak measured again during the run, before a speed was called impossible: copy %s, "
+                 "read %s, write %s (the best of %d measurements, cached)\n",
+                 device.c_str(), format_bandwidth(peak.copy_bytes_per_second).c_str(),
+                 format_bandwidth(peak.read_bytes_per_second).c_str(),
                  format_bandwidth(peak.write_bytes_per_second).c_str(), peak.measurements);
   }
 

@@ -5,9 +5,9 @@
 
 #include <string>
 
+#include "harness/challenge_api/run_settings.h"
 #include "harness/results/results.h"
 #include "harness/runner/run_plan.h"
-#include "harness/challenge_api/run_settings.h"
 
 namespace harness {
 

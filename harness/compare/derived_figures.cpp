@@ -37,9 +37,10 @@ void check_case(const EntryResult& e, const CaseResult& c, const std::string& or
       continue;
     }
     if (value.is_number() && value.get<double>() > 1.0) {
-      throw UsageError(fmt::format("{}: {} case {}: the verdict says pass, but its {} of {:.3g} is beyond its "
-                                   "tolerance (an edited verdict?)",
-                                   origin, entry_name(e), c.id, metric, value.get<double>()));
+      throw UsageError(
+          fmt::format("{}: {} case {}: the verdict says pass, but its {} of {:.3g} is beyond its "
+                      "tolerance (an edited verdict?)",
+                      origin, entry_name(e), c.id, metric, value.get<double>()));
     }
   }
 }
@@ -67,9 +68,9 @@ void check_scores(const EntryResult& stored, const EntryResult& derived, const s
     const auto it = s.dimensions.find(name);
     if (it == s.dimensions.end() || it->second.measured != dimension.measured ||
         differs(it->second.score, dimension.score)) {
-      throw UsageError(fmt::format("{}: the stored {} score {} is not what its cases give, {:.4f}", where, name,
-                                   it == s.dimensions.end() ? std::string("(none)") : fmt::format("{:.4f}", it->second.score),
-                                   dimension.score));
+      throw UsageError(fmt::format(
+          "{}: the stored {} score {} is not what its cases give, {:.4f}", where, name,
+          it == s.dimensions.end() ? std::string("(none)") : fmt::format("{:.4f}", it->second.score), dimension.score));
     }
   }
 }

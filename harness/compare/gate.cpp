@@ -17,11 +17,14 @@ namespace {
 
 bool is_mutant_like(const EntryResult& e) { return is_unranked_role(e.submission.role); }
 
-std::string where(const EntryResult& e) { return fmt::format("{} / {} on {}", e.challenge, e.submission.name, e.device); }
+std::string where(const EntryResult& e) {
+  return fmt::format("{} / {} on {}", e.challenge, e.submission.name, e.device);
+}
 
 const EntryResult* find_entry(const RunResults& r, const EntryResult& like) {
   for (const auto& e : r.entries) {
-    if (e.challenge == like.challenge && e.submission.name == like.submission.name && e.device == like.device) return &e;
+    if (e.challenge == like.challenge && e.submission.name == like.submission.name && e.device == like.device)
+      return &e;
   }
   return nullptr;
 }
@@ -50,7 +53,9 @@ bool same_machine(const RunResults& a, const RunResults& b, const std::string& d
 
 // Why entries on `device` cannot be compared (device_in_both is false).
 std::string why_not_comparable(const RunResults& current, const RunResults& baseline, const std::string& device) {
-  auto because = [](const DeviceInfo& d) { return d.unavailable_reason.empty() ? "" : " (" + d.unavailable_reason + ")"; };
+  auto because = [](const DeviceInfo& d) {
+    return d.unavailable_reason.empty() ? "" : " (" + d.unavailable_reason + ")";
+  };
   const DeviceInfo* now = current.device(device);
   const DeviceInfo* before = baseline.device(device);
   if (!now) return "no such device in these results";
@@ -76,8 +81,8 @@ void compare_timing(const EntryResult& e, const CaseResult& now, const CaseResul
   const std::vector<double> a = now.timing->scored_samples_ns();
   const std::vector<double> b = before.timing->scored_samples_ns();
   if (a.size() < o.min_samples || b.size() < o.min_samples) {
-    report.notes.push_back(fmt::format("{} {}: timing not compared (only {} and {} samples; at least {} needed)", where(e),
-                                       now.id, a.size(), b.size(), o.min_samples));
+    report.notes.push_back(fmt::format("{} {}: timing not compared (only {} and {} samples; at least {} needed)",
+                                       where(e), now.id, a.size(), b.size(), o.min_samples));
     return;
   }
   ++report.timings_compared;
@@ -91,12 +96,14 @@ void compare_timing(const EntryResult& e, const CaseResult& now, const CaseResul
   if (ratio > threshold) {
     const RankTest t = mann_whitney_greater(a, b);
     if (t.p_value < o.alpha) {
-      report.regressions.push_back({"slower", where(e), now.id, fmt::format("{}; rank test p = {:.2g}", figures, t.p_value), now.reproduce});
+      report.regressions.push_back(
+          {"slower", where(e), now.id, fmt::format("{}; rank test p = {:.2g}", figures, t.p_value), now.reproduce});
     }
   } else if (ratio < 1.0 / threshold) {
     const RankTest t = mann_whitney_greater(b, a);
     if (t.p_value < o.alpha) {
-      report.improvements.push_back({"faster", where(e), now.id, fmt::format("{}; rank test p = {:.2g}", figures, t.p_value), now.reproduce});
+      report.improvements.push_back(
+          {"faster", where(e), now.id, fmt::format("{}; rank test p = {:.2g}", figures, t.p_value), now.reproduce});
     }
   }
 }
@@ -123,7 +130,8 @@ void compare_scores(const EntryResult& now, const EntryResult& before, const Gat
     if (b - a > o.max_score_drop) {
       report.regressions.push_back({"score drop", where(now), "", fmt::format("{}: {:.1f} -> {:.1f}", name, b, a), ""});
     } else if (a - b > o.max_score_drop) {
-      report.improvements.push_back({"score gain", where(now), "", fmt::format("{}: {:.1f} -> {:.1f}", name, b, a), ""});
+      report.improvements.push_back(
+          {"score gain", where(now), "", fmt::format("{}: {:.1f} -> {:.1f}", name, b, a), ""});
     }
   };
   const auto a = overall_without_performance(*now.scores);
@@ -167,7 +175,9 @@ GateReport gate_results(const RunResults& current, const RunResults& baseline, c
       const CaseResult* is = find_case(*now, was.id);
       const bool passed = was.verdict == Verdict::pass;
       if (!is) {
-        if (passed) report.regressions.push_back({"missing", where(before), was.id, "passed in the baseline, not run now", was.reproduce});
+        if (passed)
+          report.regressions.push_back(
+              {"missing", where(before), was.id, "passed in the baseline, not run now", was.reproduce});
         continue;
       }
       ++report.cases_compared;
@@ -176,7 +186,8 @@ GateReport gate_results(const RunResults& current, const RunResults& baseline, c
         report.regressions.push_back({"newly failing", where(before), was.id,
                                       fmt::format("{}: {}", verdict_name(is->verdict), is->message), is->reproduce});
       } else if (!passed && passes && is_failure(was.verdict)) {
-        report.improvements.push_back({"now passing", where(before), was.id, fmt::format("was {}", verdict_name(was.verdict)), ""});
+        report.improvements.push_back(
+            {"now passing", where(before), was.id, fmt::format("was {}", verdict_name(was.verdict)), ""});
       } else if (passed && passes && timings_comparable) {
         compare_timing(*now, *is, was, o, report);
       }
@@ -191,37 +202,40 @@ GateReport gate_results(const RunResults& current, const RunResults& baseline, c
     for (const auto& d : current.devices) {
       if (d.available) ours.push_back(device_label(current, d.id));
     }
-    throw UsageError(fmt::format("nothing to compare: the baseline ran on {} and these results on {}", fmt::join(theirs, ", "),
-                                 fmt::join(ours, ", ")));
+    throw UsageError(fmt::format("nothing to compare: the baseline ran on {} and these results on {}",
+                                 fmt::join(theirs, ", "), fmt::join(ours, ", ")));
   }
   if (!o.compare_timings) {
     report.notes.insert(report.notes.begin(), "Timings were not compared (--no-timings): verdicts and scores only.");
   }
   for (const auto& device : compared_devices) {
     if (same_machine(current, baseline, device)) continue;
-    report.notes.insert(report.notes.begin(),
-                        fmt::format("The baseline ran on {}, these results on {}: verdicts and scores without performance "
-                                    "compared{}.",
-                                    device_label(baseline, device), device_label(current, device),
-                                    o.compare_timings ? "; timings were not, since they are only comparable on the same machine"
-                                                      : ""));
+    report.notes.insert(
+        report.notes.begin(),
+        fmt::format("The baseline ran on {}, these results on {}: verdicts and scores without performance "
+                    "compared{}.",
+                    device_label(baseline, device), device_label(current, device),
+                    o.compare_timings ? "; timings were not, since they are only comparable on the same machine" : ""));
   }
   for (const auto& [device, why] : skipped_devices) {
-    report.notes.push_back(fmt::format("Baseline entries on {} were not compared: {}.", device_label(baseline, device), why));
+    report.notes.push_back(
+        fmt::format("Baseline entries on {} were not compared: {}.", device_label(baseline, device), why));
   }
   return report;
 }
 
 std::string render_gate_markdown(const GateReport& r, const GateOptions& o) {
   std::string out = r.regressions.empty()
-                        ? fmt::format("## Gate passed: no regression ({} cases, {} timings compared)\n\n", r.cases_compared, r.timings_compared)
-                        : fmt::format("## Gate failed: {} regression{}\n\n", r.regressions.size(), r.regressions.size() == 1 ? "" : "s");
+                        ? fmt::format("## Gate passed: no regression ({} cases, {} timings compared)\n\n",
+                                      r.cases_compared, r.timings_compared)
+                        : fmt::format("## Gate failed: {} regression{}\n\n", r.regressions.size(),
+                                      r.regressions.size() == 1 ? "" : "s");
   auto list = [&](const char* title, const std::vector<GateFinding>& findings) {
     if (findings.empty()) return;
     out += fmt::format("### {}\n\n", title);
     for (const auto& f : findings) {
-      out += fmt::format("- **{}** {}{}: {}\n", f.what, markdown_cell(f.where), f.case_id.empty() ? "" : " " + markdown_code(f.case_id),
-                         markdown_cell(f.detail, 400));
+      out += fmt::format("- **{}** {}{}: {}\n", f.what, markdown_cell(f.where),
+                         f.case_id.empty() ? "" : " " + markdown_code(f.case_id), markdown_cell(f.detail, 400));
       if (!f.reproduce.empty()) out += fmt::format("  - reproduce: {}\n", markdown_code(f.reproduce));
     }
     out += "\n";
@@ -233,10 +247,11 @@ std::string render_gate_markdown(const GateReport& r, const GateOptions& o) {
     for (const auto& n : r.notes) out += "- " + n + "\n";
     out += "\n";
   }
-  out += fmt::format("Thresholds: slower by more than {:.0f}% with a one-sided rank test p < {}, at least {} samples each; "
-                     "a score drop of more than {:.1f} points (scores without performance, whose changes the timing "
-                     "comparisons judge).\n",
-                     o.max_slowdown_percent, o.alpha, o.min_samples, o.max_score_drop);
+  out += fmt::format(
+      "Thresholds: slower by more than {:.0f}% with a one-sided rank test p < {}, at least {} samples each; "
+      "a score drop of more than {:.1f} points (scores without performance, whose changes the timing "
+      "comparisons judge).\n",
+      o.max_slowdown_percent, o.alpha, o.min_samples, o.max_score_drop);
   return out;
 }
 

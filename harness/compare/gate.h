@@ -23,8 +23,8 @@ struct GateOptions {
 };
 
 struct GateFinding {
-  std::string what;  // "newly failing", "missing", "score drop", "slower", "now passing", "faster", "score gain"
-  std::string where; // "softmax_topk / cpu-fast on cpu"
+  std::string what;   // "newly failing", "missing", "score drop", "slower", "now passing", "faster", "score gain"
+  std::string where;  // "softmax_topk / cpu-fast on cpu"
   std::string case_id;
   std::string detail;
   std::string reproduce;

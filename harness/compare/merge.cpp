@@ -8,8 +8,8 @@
 #include <set>
 #include <tuple>
 
-#include "harness/core/error.h"
 #include "harness/challenge_api/challenge.h"
+#include "harness/core/error.h"
 #include "harness/scoring/scoring.h"
 
 namespace harness {
@@ -42,21 +42,23 @@ void check_same_run(const NamedResults& first, const NamedResults& other) {
   const RunInfo& a = first.results.run;
   const RunInfo& b = other.results.run;
   if (a.seed != b.seed) {
-    throw UsageError(fmt::format("merge: {} ran with seed {} but {} with seed {}: shards of one run share a seed "
-                                 "(give every shard the same --seed)",
-                                 first.origin, a.seed, other.origin, b.seed));
+    throw UsageError(
+        fmt::format("merge: {} ran with seed {} but {} with seed {}: shards of one run share a seed "
+                    "(give every shard the same --seed)",
+                    first.origin, a.seed, other.origin, b.seed));
   }
   if (!a.git_commit.empty() && !b.git_commit.empty() && a.git_commit != b.git_commit) {
-    throw UsageError(fmt::format("merge: {} was run at commit {} but {} at commit {}: shards of one run test the same code",
-                                 first.origin, a.git_commit, other.origin, b.git_commit));
+    throw UsageError(
+        fmt::format("merge: {} was run at commit {} but {} at commit {}: shards of one run test the same code",
+                    first.origin, a.git_commit, other.origin, b.git_commit));
   }
   for (const char* key : {"quick", "device", "call_timeout_s", "with_mutants"}) {
     const nlohmann::json none;
     const nlohmann::json& va = a.options.contains(key) ? a.options[key] : none;
     const nlohmann::json& vb = b.options.contains(key) ? b.options[key] : none;
     if (va != vb) {
-      throw UsageError(fmt::format("merge: option {} is {} in {} but {} in {}: shards of one run share their options", key,
-                                   va.dump(), first.origin, vb.dump(), other.origin));
+      throw UsageError(fmt::format("merge: option {} is {} in {} but {} in {}: shards of one run share their options",
+                                   key, va.dump(), first.origin, vb.dump(), other.origin));
     }
   }
   const auto shard_count = [](const RunInfo& run) -> std::string {
@@ -64,8 +66,9 @@ void check_same_run(const NamedResults& first, const NamedResults& other) {
     return shard.substr(shard.find('/') + 1);
   };
   if (a.options.contains("shard") && b.options.contains("shard") && shard_count(a) != shard_count(b)) {
-    throw UsageError(fmt::format("merge: {} is shard {} but {} is shard {}: shards of one run split it the same number of ways",
-                                 first.origin, a.options.value("shard", ""), other.origin, b.options.value("shard", "")));
+    throw UsageError(
+        fmt::format("merge: {} is shard {} but {} is shard {}: shards of one run split it the same number of ways",
+                    first.origin, a.options.value("shard", ""), other.origin, b.options.value("shard", "")));
   }
 }
 
@@ -85,8 +88,9 @@ RunResults merge_results(const std::vector<NamedResults>& inputs) {
     const RunResults& r = input.results;
     origins.push_back(input.origin);
     if (r.run.harness_version != first.results.run.harness_version) {
-      throw UsageError(fmt::format("merge: {} was written by harness {} but {} by harness {}: merge results of one version",
-                                   first.origin, first.results.run.harness_version, input.origin, r.run.harness_version));
+      throw UsageError(
+          fmt::format("merge: {} was written by harness {} but {} by harness {}: merge results of one version",
+                      first.origin, first.results.run.harness_version, input.origin, r.run.harness_version));
     }
     check_same_run(first, input);
     merged.run.started = std::min(merged.run.started, r.run.started);
@@ -100,8 +104,9 @@ RunResults merge_results(const std::vector<NamedResults>& inputs) {
         merged.devices.push_back(d);
         device_origin[d.id] = input.origin;
       } else if (known->available && d.available && known->name != d.name) {
-        throw UsageError(fmt::format("merge: device {} is '{}' in {} but '{}' in {}: results of different devices cannot share one ranking",
-                                     d.id, known->name, device_origin[d.id], d.name, input.origin));
+        throw UsageError(fmt::format(
+            "merge: device {} is '{}' in {} but '{}' in {}: results of different devices cannot share one ranking",
+            d.id, known->name, device_origin[d.id], d.name, input.origin));
       }
     }
     for (const EntryResult& e : r.entries) {

@@ -40,10 +40,10 @@ DType dtype_from_name(std::string_view name) {
 
 uint64_t poison_bits(DType dtype) {
   switch (dtype) {
-    case DType::f32: return 0x7FA5A5A5u;                 // signalling NaN, payload A5
-    case DType::f64: return 0x7FF4A5A5A5A5A5A5ull;       // signalling NaN, payload A5
-    case DType::f16: return 0x7D5Au;                     // signalling NaN
-    case DType::i32: return 0xA5A5A5A5u;                 // -1515870811
+    case DType::f32: return 0x7FA5A5A5u;            // signalling NaN, payload A5
+    case DType::f64: return 0x7FF4A5A5A5A5A5A5ull;  // signalling NaN, payload A5
+    case DType::f16: return 0x7D5Au;                // signalling NaN
+    case DType::i32: return 0xA5A5A5A5u;            // -1515870811
     case DType::i64: return 0xA5A5A5A5A5A5A5A5ull;
     case DType::u8: return 0xA5u;
   }

@@ -14,16 +14,15 @@ const char* base_name(const char* path) {
 
 void throw_error(const char* file, int line, const char* expression, const std::string& message) {
   if (expression) {
-    throw HarnessError(fmt::format("{} ({}:{}: check '{}' failed)", message, base_name(file), line,
-                                   expression));
+    throw HarnessError(fmt::format("{} ({}:{}: check '{}' failed)", message, base_name(file), line, expression));
   }
   throw HarnessError(fmt::format("{} ({}:{})", message, base_name(file), line));
 }
 
 void throw_errno(const char* file, int line, const char* expression, const std::string& message) {
   const int saved = errno;
-  throw HarnessError(fmt::format("{}: {} ({}:{}: '{}')", message, std::strerror(saved),
-                                 base_name(file), line, expression));
+  throw HarnessError(
+      fmt::format("{}: {} ({}:{}: '{}')", message, std::strerror(saved), base_name(file), line, expression));
 }
 
 }  // namespace harness

@@ -33,27 +33,24 @@ class UntrustedInputError : public HarnessError {
   explicit UntrustedInputError(const std::string& message) : HarnessError(message) {}
 };
 
-[[noreturn]] void throw_error(const char* file, int line, const char* expression,
-                              const std::string& message);
-[[noreturn]] void throw_errno(const char* file, int line, const char* expression,
-                              const std::string& message);
+[[noreturn]] void throw_error(const char* file, int line, const char* expression, const std::string& message);
+[[noreturn]] void throw_errno(const char* file, int line, const char* expression, const std::string& message);
 
 }  // namespace harness
 
-#define HARNESS_FAIL(...) \
-  ::harness::throw_error(__FILE__, __LINE__, nullptr, ::fmt::format(__VA_ARGS__))
+#define HARNESS_FAIL(...) ::harness::throw_error(__FILE__, __LINE__, nullptr, ::fmt::format(__VA_ARGS__))
 
-#define HARNESS_CHECK(condition, ...)                                                      \
-  do {                                                                                     \
-    if (!(condition)) {                                                                    \
+#define HARNESS_CHECK(condition, ...)                                                     \
+  do {                                                                                    \
+    if (!(condition)) {                                                                   \
       ::harness::throw_error(__FILE__, __LINE__, #condition, ::fmt::format(__VA_ARGS__)); \
-    }                                                                                      \
+    }                                                                                     \
   } while (false)
 
 // For POSIX calls that return -1 and set errno.
-#define HARNESS_CHECK_ERRNO(call_result, ...)                                              \
-  do {                                                                                     \
-    if ((call_result) == -1) {                                                             \
+#define HARNESS_CHECK_ERRNO(call_result, ...)                                               \
+  do {                                                                                      \
+    if ((call_result) == -1) {                                                              \
       ::harness::throw_errno(__FILE__, __LINE__, #call_result, ::fmt::format(__VA_ARGS__)); \
-    }                                                                                      \
+    }                                                                                       \
   } while (false)

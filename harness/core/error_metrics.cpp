@@ -65,14 +65,15 @@ Comparison compare_to_reference(const float* got, const double* reference, size_
 
 std::string Comparison::describe(const std::string& name, const std::vector<int64_t>& shape, const Tolerance& t) const {
   const bool own_scale = scale_label != "max|ref|";
-  const std::string conditioned =
-      float32_allowance > 0 ? fmt::format(" + {:g}*eps32*F (F = {} = {:.3g})", t.float32_factor, conditioning_label, sensitivity)
-                            : "";
-  return fmt::format("{}: {} of {} elements beyond {:g}*{}{} + {:g}*|ref|{}{}; worst at {}: {:.9g} vs float64 {:.9g} (allowed {:.3g})",
-                     name, violations, elements, t.scale_atol, own_scale ? "S" : "max|ref|", conditioned, t.rtol,
-                     own_scale ? fmt::format(" (S = max(max|ref|, {}) = {:.3g})", scale_label, scale) : "",
-                     non_finite ? fmt::format(" ({} NaN or inf)", non_finite) : "", format_index(worst_index, shape),
-                     worst_got, worst_reference, worst_bound);
+  const std::string conditioned = float32_allowance > 0 ? fmt::format(" + {:g}*eps32*F (F = {} = {:.3g})",
+                                                                      t.float32_factor, conditioning_label, sensitivity)
+                                                        : "";
+  return fmt::format(
+      "{}: {} of {} elements beyond {:g}*{}{} + {:g}*|ref|{}{}; worst at {}: {:.9g} vs float64 {:.9g} (allowed {:.3g})",
+      name, violations, elements, t.scale_atol, own_scale ? "S" : "max|ref|", conditioned, t.rtol,
+      own_scale ? fmt::format(" (S = max(max|ref|, {}) = {:.3g})", scale_label, scale) : "",
+      non_finite ? fmt::format(" ({} NaN or inf)", non_finite) : "", format_index(worst_index, shape), worst_got,
+      worst_reference, worst_bound);
 }
 
 void Comparison::add_metrics(nlohmann::json& metrics, const std::string& name) const {

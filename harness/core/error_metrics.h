@@ -5,12 +5,12 @@
 // NaN or inf where the reference is finite always fails.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace harness {
 
@@ -42,15 +42,15 @@ struct ErrorScale {
 
 struct Comparison {
   size_t elements = 0;
-  size_t violations = 0;     // elements beyond the tolerance (non-finite included)
-  size_t non_finite = 0;     // NaN or inf where the reference is finite
+  size_t violations = 0;  // elements beyond the tolerance (non-finite included)
+  size_t non_finite = 0;  // NaN or inf where the reference is finite
   double max_abs_error = 0;
   double max_reference = 0;  // max |ref|
   double scale = 0;          // S of the bound
   std::string scale_label = "max|ref|";
-  double max_scaled_error = 0;    // max_abs_error / S (max_abs_error itself when S is 0)
-  double normwise_error = 0;      // ||got - ref||_2 / ||ref||_2 (or ||got||_2 when the reference is zero)
-  size_t worst_index = 0;         // where |got - ref| - bound is largest
+  double max_scaled_error = 0;  // max_abs_error / S (max_abs_error itself when S is 0)
+  double normwise_error = 0;    // ||got - ref||_2 / ||ref||_2 (or ||got||_2 when the reference is zero)
+  size_t worst_index = 0;       // where |got - ref| - bound is largest
   float worst_got = 0;
   double worst_reference = 0;
   double worst_bound = 0;

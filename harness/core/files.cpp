@@ -40,8 +40,7 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     out.flush();
     HARNESS_CHECK(out.good(), "writing '{}' failed", temporary);
   }
-  HARNESS_CHECK_ERRNO(::rename(temporary.c_str(), path.c_str()),
-                      "renaming '{}' to '{}'", temporary, path);
+  HARNESS_CHECK_ERRNO(::rename(temporary.c_str(), path.c_str()), "renaming '{}' to '{}'", temporary, path);
 }
 
 bool file_exists(const std::string& path) {
@@ -53,9 +52,7 @@ std::string executable_dir() {
   std::array<char, 4096> buffer{};
   const ssize_t n = ::readlink("/proc/self/exe", buffer.data(), buffer.size() - 1);
   HARNESS_CHECK_ERRNO(n, "readlink(/proc/self/exe)");
-  return std::filesystem::path(std::string(buffer.data(), static_cast<size_t>(n)))
-      .parent_path()
-      .string();
+  return std::filesystem::path(std::string(buffer.data(), static_cast<size_t>(n))).parent_path().string();
 }
 
 std::string memory_backed_temp_directory(unsigned long long room) {
@@ -65,7 +62,8 @@ std::string memory_backed_temp_directory(unsigned long long room) {
   if (::statfs("/dev/shm", &fs) != 0 || fs.f_type != TMPFS_MAGIC || ::access("/dev/shm", W_OK | X_OK) != 0) {
     return fallback;
   }
-  const unsigned long long free_bytes = static_cast<unsigned long long>(fs.f_bavail) * static_cast<unsigned long long>(fs.f_bsize);
+  const unsigned long long free_bytes =
+      static_cast<unsigned long long>(fs.f_bavail) * static_cast<unsigned long long>(fs.f_bsize);
   return free_bytes >= room ? "/dev/shm" : fallback;
 }
 

@@ -62,7 +62,13 @@ std::string markdown_cell(const std::string& text, size_t max_length) {
   for (size_t i = 0; i < kept.size(); ++i) {
     const char c = kept[i];
     switch (c) {
-      case '\\': case '`': case '*': case '[': case ']': case '|': case '~':
+      case '\\':
+      case '`':
+      case '*':
+      case '[':
+      case ']':
+      case '|':
+      case '~':
         out += '\\';
         out += c;
         break;

@@ -1,9 +1,8 @@
 #include "harness/core/npy.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -57,7 +56,8 @@ std::string dict_value(const std::string& header, const std::string& key, const 
   } else {
     end = header.find_first_of(",}", pos);
   }
-  if (end == std::string::npos || end == 0 || end <= pos) malformed(origin, fmt::format("unreadable value of {}", quoted));
+  if (end == std::string::npos || end == 0 || end <= pos)
+    malformed(origin, fmt::format("unreadable value of {}", quoted));
   return header.substr(pos, end - pos);
 }
 
@@ -69,7 +69,8 @@ std::vector<int64_t> parse_shape(const std::string& text, const std::string& ori
     const auto first = part.find_first_not_of(" ");
     if (first == std::string::npos) continue;  // "(3,)" leaves an empty part
     part = part.substr(first, part.find_last_not_of(" ") - first + 1);
-    if (part.empty() || !std::all_of(part.begin(), part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    if (part.empty() ||
+        !std::all_of(part.begin(), part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
       malformed(origin, fmt::format("shape {} is not a tuple of non-negative integers", text));
     }
     // 18 digits always fit int64; a longer extent cannot describe a tensor
@@ -105,7 +106,8 @@ void write_npy(const std::string& path, DType dtype, const std::vector<int64_t>&
   std::string shape_text = "(";
   for (size_t i = 0; i < shape.size(); ++i) shape_text += fmt::format("{}{}", i ? ", " : "", shape[i]);
   shape_text += shape.size() == 1 ? ",)" : ")";
-  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", npy_descr(dtype), shape_text);
+  std::string header =
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", npy_descr(dtype), shape_text);
   // Pad with spaces so that the data starts at a multiple of 64 bytes.
   const size_t unpadded = kMagicSize + 2 + 2 + header.size() + 1;
   header += std::string((64 - unpadded % 64) % 64, ' ') + "\n";
@@ -138,7 +140,8 @@ NpyArray parse_npy(const std::string& bytes, const std::string& origin) {
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12) malformed(origin, "truncated header");
     header_size = 0;
-    for (int i = 3; i >= 0; --i) header_size = header_size << 8 | static_cast<unsigned char>(bytes[8 + static_cast<size_t>(i)]);
+    for (int i = 3; i >= 0; --i)
+      header_size = header_size << 8 | static_cast<unsigned char>(bytes[8 + static_cast<size_t>(i)]);
     header_start = 12;
   } else {
     malformed(origin, fmt::format("format version {} (expected 1, 2 or 3)", major));
@@ -157,7 +160,8 @@ NpyArray parse_npy(const std::string& bytes, const std::string& origin) {
   }
   if (!known) {
     malformed(origin, fmt::format("dtype {} (accepted: little-endian float32 '<f4', float64 '<f8', int32 '<i4', "
-                                  "int64 '<i8', uint8 '|u1')", descr));
+                                  "int64 '<i8', uint8 '|u1')",
+                                  descr));
   }
   const std::string order = dict_value(header, "fortran_order", origin);
   if (order != "False") malformed(origin, fmt::format("fortran_order {} (only C order is accepted)", order));

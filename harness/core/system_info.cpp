@@ -7,8 +7,8 @@
 #include <string>
 #include <thread>
 
-#include "harness/core/files.h"
 #include "harness/core/error.h"
+#include "harness/core/files.h"
 
 namespace harness {
 

@@ -34,9 +34,13 @@ class HostTensor {
   void* raw() { return bytes_.data(); }
   const void* raw() const { return bytes_.data(); }
   template <typename T>
-  T* as() { return reinterpret_cast<T*>(bytes_.data()); }
+  T* as() {
+    return reinterpret_cast<T*>(bytes_.data());
+  }
   template <typename T>
-  const T* as() const { return reinterpret_cast<const T*>(bytes_.data()); }
+  const T* as() const {
+    return reinterpret_cast<const T*>(bytes_.data());
+  }
 
  private:
   TensorSpec spec_;
@@ -48,7 +52,9 @@ struct TensorView {
   const TensorSpec* spec = nullptr;
   const void* data = nullptr;
   template <typename T>
-  const T* as() const { return static_cast<const T*>(data); }
+  const T* as() const {
+    return static_cast<const T*>(data);
+  }
   size_t elements() const { return spec->elements(); }
 };
 

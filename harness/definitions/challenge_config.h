@@ -47,6 +47,6 @@ const ChallengeConfig* find_challenge_config(const std::string& name);
 
 #define HARNESS_CONFIG_CONCAT_INNER(a, b) a##b
 #define HARNESS_CONFIG_CONCAT(a, b) HARNESS_CONFIG_CONCAT_INNER(a, b)
-#define HARNESS_REGISTER_CHALLENGE_CONFIG(name, text)                         \
+#define HARNESS_REGISTER_CHALLENGE_CONFIG(name, text)                             \
   static const bool HARNESS_CONFIG_CONCAT(harness_config_registered_, __LINE__) = \
       ::harness::register_challenge_config(name, text)

@@ -79,11 +79,12 @@ std::string check_tensors(const OpDeclaration& op, const json& scalars, const st
     const auto it = given.find(p->name);
     if (it == given.end()) return fmt::format("tensor '{}' is missing", p->name);
     const CallTensor& t = *it->second;
-    const std::string declared = fmt::format("{}[{}]", p->opaque ? "bytes" : std::string(dtype_name(p->dtype)),
-                                             fmt::join(p->shape, ", "));
+    const std::string declared =
+        fmt::format("{}[{}]", p->opaque ? "bytes" : std::string(dtype_name(p->dtype)), fmt::join(p->shape, ", "));
     const std::string bound = fmt::format("{}{}", dtype_name(t.dtype), fmt::format("[{}]", fmt::join(t.shape, ", ")));
     if (t.dtype != p->dtype) return fmt::format("tensor '{}' is {}, declared {}", p->name, bound, declared);
-    if (t.shape.size() != p->shape.size()) return fmt::format("tensor '{}' is {}, declared {}", p->name, bound, declared);
+    if (t.shape.size() != p->shape.size())
+      return fmt::format("tensor '{}' is {}, declared {}", p->name, bound, declared);
     for (size_t d = 0; d < p->shape.size(); ++d) {
       const std::optional<int64_t> expected = dimension(p->shape[d], scalars, free);
       if (!expected) {

@@ -14,8 +14,8 @@ using nlohmann::json;
 
 const std::map<std::string, ParameterKind>& kinds() {
   static const std::map<std::string, ParameterKind> names{
-      {"in", ParameterKind::tensor},     {"out", ParameterKind::tensor},   {"state", ParameterKind::tensor},
-      {"scalar", ParameterKind::scalar}, {"list", ParameterKind::list},    {"count", ParameterKind::count},
+      {"in", ParameterKind::tensor},     {"out", ParameterKind::tensor},    {"state", ParameterKind::tensor},
+      {"scalar", ParameterKind::scalar}, {"list", ParameterKind::list},     {"count", ParameterKind::count},
       {"result", ParameterKind::result}, {"stream", ParameterKind::stream}, {"handle", ParameterKind::handle}};
   return names;
 }
@@ -44,8 +44,10 @@ OpParameter parse_parameter(const json& p, const std::string& where) {
   const std::string at = fmt::format("{}, parameter '{}'", where, parameter.name);
   const std::string kind = p.value("kind", "");
   const auto found = kinds().find(kind);
-  HARNESS_CHECK(found != kinds().end(), "{}: kind '{}' is none of in, out, state, scalar, list, count, result, "
-                "stream, handle", at, kind);
+  HARNESS_CHECK(found != kinds().end(),
+                "{}: kind '{}' is none of in, out, state, scalar, list, count, result, "
+                "stream, handle",
+                at, kind);
   parameter.kind = found->second;
   if (parameter.kind == ParameterKind::tensor) {
     parameter.access = kind == "in" ? Access::in : kind == "out" ? Access::out : Access::state;
@@ -76,8 +78,10 @@ OpParameter parse_parameter(const json& p, const std::string& where) {
       if (dim.is_number_integer()) {
         parameter.shape.push_back(std::to_string(dim.get<int64_t>()));
       } else {
-        HARNESS_CHECK(dim.is_string() && !dim.get<std::string>().empty(), "{}: dimension {} is neither a name nor "
-                      "an integer", at, dim.dump());
+        HARNESS_CHECK(dim.is_string() && !dim.get<std::string>().empty(),
+                      "{}: dimension {} is neither a name nor "
+                      "an integer",
+                      at, dim.dump());
         parameter.shape.push_back(dim.get<std::string>());
       }
     }
@@ -119,8 +123,10 @@ OpDeclaration parse_op(const json& o, const std::string& file) {
   for (const OpParameter& p : op.parameters) {
     if (p.kind == ParameterKind::count) {
       const OpParameter* list = op.find(p.of);
-      HARNESS_CHECK(list && list->kind == ParameterKind::list, "{}: count '{}' is of '{}', which is not a list of "
-                    "this op", where, p.name, p.of);
+      HARNESS_CHECK(list && list->kind == ParameterKind::list,
+                    "{}: count '{}' is of '{}', which is not a list of "
+                    "this op",
+                    where, p.name, p.of);
     }
   }
   return op;
@@ -145,8 +151,7 @@ std::string_view access_name(Access access) {
 
 std::string c_type_of(const OpParameter& p) {
   switch (p.kind) {
-    case ParameterKind::tensor:
-      return (p.access == Access::in ? "const " : "") + c_element(p.dtype, p.opaque) + "*";
+    case ParameterKind::tensor: return (p.access == Access::in ? "const " : "") + c_element(p.dtype, p.opaque) + "*";
     case ParameterKind::scalar:
     case ParameterKind::count: return c_element(p.dtype, false);
     case ParameterKind::list: return "const " + c_element(p.dtype, false) + "*";
@@ -222,8 +227,10 @@ ChallengeOps parse_challenge_ops(const std::string& challenge, const json& confi
   const std::string file = fmt::format("challenges/{}/challenge.json", challenge);
   ChallengeOps result;
   result.challenge = challenge;
-  HARNESS_CHECK(config.contains("abi") && config["abi"].is_object(), "{}: no \"abi\" (header, version, "
-                "version_function, last_error_function)", file);
+  HARNESS_CHECK(config.contains("abi") && config["abi"].is_object(),
+                "{}: no \"abi\" (header, version, "
+                "version_function, last_error_function)",
+                file);
   const json& abi = config["abi"];
   result.header = required_string(abi, "header", file + ", abi");
   result.version_macro = required_string(abi, "version", file + ", abi");

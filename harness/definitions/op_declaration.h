@@ -37,18 +37,18 @@ enum class ParameterKind {
 struct OpParameter {
   std::string name;
   ParameterKind kind = ParameterKind::scalar;
-  Access access = Access::in;  // tensors
-  DType dtype = DType::f32;    // tensors, scalars, lists, counts, results
-  bool opaque = false;         // a tensor of bytes whose C element type is void ("dtype": "bytes")
-  std::vector<std::string> shape;  // tensors: a symbol, an integer or "sum(<list>)" per dimension
-  std::string of;                  // counts: the list counted
-  std::string c_type;              // handles: the C type, verbatim
-  std::vector<std::string> fields; // handles: integer scalars of the request the adapter packs into it
+  Access access = Access::in;       // tensors
+  DType dtype = DType::f32;         // tensors, scalars, lists, counts, results
+  bool opaque = false;              // a tensor of bytes whose C element type is void ("dtype": "bytes")
+  std::vector<std::string> shape;   // tensors: a symbol, an integer or "sum(<list>)" per dimension
+  std::string of;                   // counts: the list counted
+  std::string c_type;               // handles: the C type, verbatim
+  std::vector<std::string> fields;  // handles: integer scalars of the request the adapter packs into it
 };
 
 struct OpDeclaration {
-  std::string name;      // the op's name in requests ("softmax_topk", "forward")
-  std::string function;  // the C function ("softmax_topk_run")
+  std::string name;                     // the op's name in requests ("softmax_topk", "forward")
+  std::string function;                 // the C function ("softmax_topk_run")
   std::vector<OpParameter> parameters;  // in the C function's order
   // The function returns a number (a result named so) instead of a status.
   std::optional<OpParameter> returns;
@@ -66,10 +66,10 @@ struct OpDeclaration {
 
 struct ChallengeOps {
   std::string challenge;
-  std::string header;                // "softmax_topk.h"
-  std::string version_macro;         // "SOFTMAX_TOPK_ABI_VERSION"
-  std::string version_function;      // int32_t f(void)
-  std::string last_error_function;   // const char* f(void)
+  std::string header;               // "softmax_topk.h"
+  std::string version_macro;        // "SOFTMAX_TOPK_ABI_VERSION"
+  std::string version_function;     // int32_t f(void)
+  std::string last_error_function;  // const char* f(void)
   std::vector<OpDeclaration> ops;
 
   const OpDeclaration* find(const std::string& op) const;

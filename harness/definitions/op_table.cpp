@@ -28,7 +28,8 @@ std::string row(const ChallengeOps& ops, const OpDeclaration& op) {
         for (const std::string& field : p.fields) scalars.push_back(field + " integer");
         break;
       case ParameterKind::tensor:
-        (p.access == Access::in ? inputs : outputs).push_back(tensor_text(p) + (p.access == Access::state ? " (state)" : ""));
+        (p.access == Access::in ? inputs : outputs)
+            .push_back(tensor_text(p) + (p.access == Access::state ? " (state)" : ""));
         break;
       case ParameterKind::result: results.push_back(fmt::format("{} {}", p.name, dtype_name(p.dtype))); break;
       case ParameterKind::count:

@@ -7,12 +7,24 @@
 namespace harness {
 
 std::vector<Verdict> all_verdicts() {
-  return {Verdict::pass,          Verdict::wrong_answer, Verdict::unwritten_output,
-          Verdict::out_of_bounds_write, Verdict::input_modified, Verdict::stale_output,
-          Verdict::impossible_speed, Verdict::forged_timing, Verdict::understated_memory,
-          Verdict::sandbox_violation, Verdict::memory_limit, Verdict::crash, Verdict::timeout,
-          Verdict::error,         Verdict::unsupported,  Verdict::build_failed,
-          Verdict::unavailable,   Verdict::harness_error};
+  return {Verdict::pass,
+          Verdict::wrong_answer,
+          Verdict::unwritten_output,
+          Verdict::out_of_bounds_write,
+          Verdict::input_modified,
+          Verdict::stale_output,
+          Verdict::impossible_speed,
+          Verdict::forged_timing,
+          Verdict::understated_memory,
+          Verdict::sandbox_violation,
+          Verdict::memory_limit,
+          Verdict::crash,
+          Verdict::timeout,
+          Verdict::error,
+          Verdict::unsupported,
+          Verdict::build_failed,
+          Verdict::unavailable,
+          Verdict::harness_error};
 }
 
 std::string_view verdict_name(Verdict verdict) {
@@ -51,16 +63,12 @@ bool is_failure(Verdict verdict) {
     case Verdict::pass:
     case Verdict::unsupported:
     case Verdict::unavailable:
-    case Verdict::harness_error:
-      return false;
-    default:
-      return true;
+    case Verdict::harness_error: return false;
+    default: return true;
   }
 }
 
-std::vector<Suite> all_suites() {
-  return {Suite::correctness, Suite::edge, Suite::stability, Suite::perf};
-}
+std::vector<Suite> all_suites() { return {Suite::correctness, Suite::edge, Suite::stability, Suite::perf}; }
 
 std::string_view suite_name(Suite suite) {
   switch (suite) {

@@ -41,8 +41,7 @@ bool is_failure(Verdict verdict);
 // records it as the case's verdict.
 class VerdictException : public std::exception {
  public:
-  VerdictException(Verdict verdict, std::string message)
-      : verdict_(verdict), message_(std::move(message)) {}
+  VerdictException(Verdict verdict, std::string message) : verdict_(verdict), message_(std::move(message)) {}
   Verdict verdict() const { return verdict_; }
   const std::string& message() const { return message_; }
   const char* what() const noexcept override { return message_.c_str(); }

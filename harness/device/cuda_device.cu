@@ -12,16 +12,14 @@ namespace harness {
 
 namespace {
 
-#define DEVICE_CUDA_CHECK(call)                                                               \
-  do {                                                                                        \
-    const cudaError_t status_ = (call);                                                       \
+#define DEVICE_CUDA_CHECK(call)                                                              \
+  do {                                                                                       \
+    const cudaError_t status_ = (call);                                                      \
     HARNESS_CHECK(status_ == cudaSuccess, "{}: {} ({})", #call, cudaGetErrorString(status_), \
-                  cudaGetErrorName(status_));                                                 \
+                  cudaGetErrorName(status_));                                                \
   } while (false)
 
-std::string version_text(int version) {
-  return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
-}
+std::string version_text(int version) { return fmt::format("{}.{}", version / 1000, (version % 1000) / 10); }
 
 // Reads every 16-byte word once; one xor-folded value per thread goes out so
 // the loads cannot be removed.
@@ -68,9 +66,9 @@ std::vector<DeviceInfo> discover_cuda_devices() {
     none.id = "cuda";
     none.kind = "cuda";
     none.available = false;
-    none.unavailable_reason = status != cudaSuccess
-                                  ? fmt::format("no usable CUDA device (cudaGetDeviceCount: {})", cudaGetErrorString(status))
-                                  : "no CUDA device";
+    none.unavailable_reason = status != cudaSuccess ? fmt::format("no usable CUDA device (cudaGetDeviceCount: {})",
+                                                                  cudaGetErrorString(status))
+                                                    : "no CUDA device";
     (void)cudaGetLastError();
     return {none};
   }

@@ -13,8 +13,6 @@ std::vector<DeviceInfo> discover_cuda_devices() {
   return {none};
 }
 
-PeakBandwidth measure_cuda_peak(int, bool) {
-  HARNESS_FAIL("the harness was built without CUDA");
-}
+PeakBandwidth measure_cuda_peak(int, bool) { HARNESS_FAIL("the harness was built without CUDA"); }
 
 }  // namespace harness

@@ -10,17 +10,17 @@ namespace harness {
 
 // Bandwidth measured by the harness itself on one device.
 struct PeakBandwidth {
-  std::string method;                // how `copy` was measured
-  double copy_bytes_per_second = 0;  // bytes read + written per second: "the peak"
-  double read_bytes_per_second = 0;  // a read-only sweep of the same memory
-  double write_bytes_per_second = 0; // a write-only fill of the same memory (0: not measured)
-  double buffer_bytes = 0;           // size of each array
-  int repetitions = 0;               // best of this many
-  int threads = 0;                   // cpu: threads used
-  bool quick = false;                // smaller arrays, fewer repetitions
-  std::string measured_at;           // UTC time of the measurement
-  std::string cached_from;           // the cache file it was read from; empty: measured by this process
-  int measurements = 1;              // each ceiling is the best of this many measurements (best_of)
+  std::string method;                 // how `copy` was measured
+  double copy_bytes_per_second = 0;   // bytes read + written per second: "the peak"
+  double read_bytes_per_second = 0;   // a read-only sweep of the same memory
+  double write_bytes_per_second = 0;  // a write-only fill of the same memory (0: not measured)
+  double buffer_bytes = 0;            // size of each array
+  int repetitions = 0;                // best of this many
+  int threads = 0;                    // cpu: threads used
+  bool quick = false;                 // smaller arrays, fewer repetitions
+  std::string measured_at;            // UTC time of the measurement
+  std::string cached_from;            // the cache file it was read from; empty: measured by this process
+  int measurements = 1;               // each ceiling is the best of this many measurements (best_of)
 
   // The fastest any case could move its bytes on this device: the fastest
   // ceiling plus 10% for the noise of the measurement. Each case is judged
@@ -35,9 +35,9 @@ struct DeviceInfo {
   std::string name;
   bool available = true;
   std::string unavailable_reason;
-  int compute_units = 0;         // cpu: logical cores; cuda: multiprocessors
+  int compute_units = 0;  // cpu: logical cores; cuda: multiprocessors
   uint64_t memory_bytes = 0;
-  uint64_t cache_bytes = 0;      // cpu: last-level cache; cuda: L2
+  uint64_t cache_bytes = 0;        // cpu: last-level cache; cuda: L2
   std::string compute_capability;  // cuda only, e.g. "9.0"
   std::string driver_version;      // cuda only
   std::string runtime_version;     // cuda only

@@ -1,12 +1,12 @@
 #include "harness/device/peak_cache.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <ctime>
-#include <limits>
 #include <filesystem>
-#include <nlohmann/json.hpp>
+#include <limits>
 
 #include "harness/core/error.h"
 #include "harness/core/files.h"
@@ -122,9 +122,11 @@ PeakBandwidth obtain_peak(const DeviceInfo& device, bool quick, PeakSource prefe
   if (preferred == PeakSource::cache) {
     if (auto cached = read_cached_peak(path, key, !quick, problem)) {
       if (age_days(cached->measured_at) <= kPeakMaxAgeDays) {
-        note = fmt::format("peak measured {}{}, the best of {} measurement{} (cached in {}; `harness peak` measures "
-                           "again)", cached->measured_at, cached->quick ? ", quick" : "", cached->measurements,
-                           cached->measurements == 1 ? "" : "s", path);
+        note = fmt::format(
+            "peak measured {}{}, the best of {} measurement{} (cached in {}; `harness peak` measures "
+            "again)",
+            cached->measured_at, cached->quick ? ", quick" : "", cached->measurements,
+            cached->measurements == 1 ? "" : "s", path);
         return *cached;
       }
       why = fmt::format("measured again (the cached one, of {}, is over {:.0f} days old)", cached->measured_at,

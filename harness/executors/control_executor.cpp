@@ -67,7 +67,7 @@ std::string control_description(ControlKind kind) {
 ControlExecutor::ControlExecutor(ControlKind kind, const Challenge& challenge) : kind_(kind), challenge_(challenge) {}
 
 nlohmann::json ControlExecutor::answer(const std::string& op, const nlohmann::json& scalars,
-                                      const std::vector<Binding>& tensors) {
+                                       const std::vector<Binding>& tensors) {
   const SharedTensor* first_input = nullptr;
   std::map<std::string, void*> outputs;
   for (const Binding& b : tensors) {
@@ -78,12 +78,8 @@ nlohmann::json ControlExecutor::answer(const std::string& op, const nlohmann::js
     if (!protocol::is_written(b.access)) continue;
     SharedTensor& out = *b.tensor;
     switch (kind_) {
-      case ControlKind::zeros:
-        std::memset(out.raw(), 0, out.bytes());
-        break;
-      case ControlKind::constant:
-        fill_ones(out.raw(), out.elements(), out.spec().dtype);
-        break;
+      case ControlKind::zeros: std::memset(out.raw(), 0, out.bytes()); break;
+      case ControlKind::constant: fill_ones(out.raw(), out.elements(), out.spec().dtype); break;
       case ControlKind::input_copy: {
         HARNESS_CHECK(first_input && first_input->bytes() > 0, "op {} has no input to copy", op);
         auto* target = static_cast<unsigned char*>(out.raw());
@@ -95,8 +91,7 @@ nlohmann::json ControlExecutor::answer(const std::string& op, const nlohmann::js
         }
         break;
       }
-      case ControlKind::other_seed:
-        break;  // below, once for all outputs
+      case ControlKind::other_seed: break;  // below, once for all outputs
     }
   }
   // Queries (ops without outputs) get the trusted answer: a control is

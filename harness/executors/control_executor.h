@@ -27,12 +27,11 @@ class ControlExecutor : public Executor {
  public:
   ControlExecutor(ControlKind kind, const Challenge& challenge);
 
-  protocol::CallReply call(const std::string& op, const nlohmann::json& scalars,
-                           const std::vector<Binding>& tensors, double timeout_s) override;
+  protocol::CallReply call(const std::string& op, const nlohmann::json& scalars, const std::vector<Binding>& tensors,
+                           double timeout_s) override;
   protocol::TimeReply time(const std::string& op, const nlohmann::json& scalars,
-                           const std::vector<std::vector<Binding>>& sets,
-                           const protocol::TimingPolicy& policy, double timeout_s,
-                           const FreshInputs& fresh) override;
+                           const std::vector<std::vector<Binding>>& sets, const protocol::TimingPolicy& policy,
+                           double timeout_s, const FreshInputs& fresh) override;
   void release(const SharedTensor&) override {}
   std::string drain_output(size_t) override { return ""; }
   std::string device_clock() const override { return "cpu-monotonic"; }

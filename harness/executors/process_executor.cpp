@@ -9,8 +9,8 @@
 #include "harness/core/clock.h"
 #include "harness/core/error.h"
 #include "harness/core/files.h"
-#include "harness/executors/scratch_files.h"
 #include "harness/executors/exception_headline.h"
+#include "harness/executors/scratch_files.h"
 #include "harness/witness/memory_witness.h"
 #include "harness_abi.h"
 
@@ -35,7 +35,8 @@ std::string truncated(const std::string& text, size_t max = 200) {
 std::string string_field(const json& reply, const char* key) {
   const auto it = reply.find(key);
   if (it == reply.end() || it->is_null()) return "";
-  if (!it->is_string()) throw UntrustedInputError(fmt::format("the reply's \"{}\" is {}, not a string", key, truncated(it->dump())));
+  if (!it->is_string())
+    throw UntrustedInputError(fmt::format("the reply's \"{}\" is {}, not a string", key, truncated(it->dump())));
   return it->get<std::string>();
 }
 
@@ -99,10 +100,12 @@ json ProcessExecutor::exchange(const json& request, double timeout_s, const std:
   } catch (const json::exception&) {
     lost(Verdict::error, what,
          fmt::format("wrote a line that is not the protocol on its standard output (print to standard error "
-                     "instead): '{}'", truncated(*line)));
+                     "instead): '{}'",
+                     truncated(*line)));
   }
   if (!reply.is_object() || !reply.contains("type") || !reply["type"].is_string()) {
-    lost(Verdict::error, what, fmt::format("answered with something that is not a protocol message: '{}'", truncated(*line)));
+    lost(Verdict::error, what,
+         fmt::format("answered with something that is not a protocol message: '{}'", truncated(*line)));
   }
   return reply;
 }
@@ -120,7 +123,8 @@ void ProcessExecutor::ensure_started() {
   // An interpreter found on PATH is read with its installation; a program
   // of the submission's folder needs nothing beyond that folder.
   if (!path_holds(target_.folder, target_.command.front())) launch.sandbox.programs = {target_.command.front()};
-  launch.sandbox.readable.insert(launch.sandbox.readable.end(), target_.include_dirs.begin(), target_.include_dirs.end());
+  launch.sandbox.readable.insert(launch.sandbox.readable.end(), target_.include_dirs.begin(),
+                                 target_.include_dirs.end());
   launch.sandbox.writable = target_.scratch;
   // The run's folders (every log, every submission's tensors, the staged
   // inputs beside this one's scratch folder) and the project's build (every
@@ -129,15 +133,19 @@ void ProcessExecutor::ensure_started() {
                                   std::filesystem::path(target_.log_path).parent_path().string(), HARNESS_BUILD_DIR};
   launch.sandbox.may_start_processes = true;
   const char* python_path = std::getenv("PYTHONPATH");
-  launch.environment = {"HARNESS_PROTOCOL=1", "HARNESS_SCRATCH=" + target_.scratch,
-                        "PYTHONPATH=" + client_path() + (python_path && *python_path ? std::string(":") + python_path : "")};
+  launch.environment = {
+      "HARNESS_PROTOCOL=1", "HARNESS_SCRATCH=" + target_.scratch,
+      "PYTHONPATH=" + client_path() + (python_path && *python_path ? std::string(":") + python_path : "")};
   // A start that fails fails the same way for every case: remember it.
   try {
     process_ = std::make_unique<WorkerProcess>(launch);
     channel_ = std::make_unique<LineChannel>(process_->socket_fd());
     channel_->watch_exit(process_->pid());
-    const json hello = exchange(json{{"type", "hello"}, {"protocol", 1}, {"challenge", target_.challenge},
-                                     {"abi_version", target_.abi_version}, {"scratch", target_.scratch},
+    const json hello = exchange(json{{"type", "hello"},
+                                     {"protocol", 1},
+                                     {"challenge", target_.challenge},
+                                     {"abi_version", target_.abi_version},
+                                     {"scratch", target_.scratch},
                                      {"declared_ops", target_.declared_ops}},
                                 kHelloTimeoutSeconds, "start-up (the hello)");
     if (hello["type"] == "error") {
@@ -171,10 +179,12 @@ void ProcessExecutor::ensure_started() {
 
 int32_t ProcessExecutor::status_of(const json& reply, int64_t id, const std::string& what, std::string* message) {
   if (reply["type"] != "reply") {
-    lost(Verdict::error, what, fmt::format("answered with a message of type {} instead of a reply", reply["type"].dump()));
+    lost(Verdict::error, what,
+         fmt::format("answered with a message of type {} instead of a reply", reply["type"].dump()));
   }
   if (!reply.contains("id") || reply["id"] != id) {
-    lost(Verdict::error, what, fmt::format("replied to request {} while request {} was waiting", reply.value("id", json()).dump(), id));
+    lost(Verdict::error, what,
+         fmt::format("replied to request {} while request {} was waiting", reply.value("id", json()).dump(), id));
   }
   const std::string status = string_field(reply, "status");
   *message = lead_with_exception(string_field(reply, "message"));
@@ -182,8 +192,9 @@ int32_t ProcessExecutor::status_of(const json& reply, int64_t id, const std::str
   if (status == "unsupported") return HARNESS_STATUS_UNSUPPORTED;
   if (status == "error") return HARNESS_STATUS_ERROR;
   if (status == "out_of_memory") return HARNESS_STATUS_OUT_OF_MEMORY;
-  throw VerdictException(Verdict::error, fmt::format("{}: the reply's status {} is not ok, unsupported, out_of_memory or error",
-                                                     what, reply.value("status", json()).dump()));
+  throw VerdictException(Verdict::error,
+                         fmt::format("{}: the reply's status {} is not ok, unsupported, out_of_memory or error", what,
+                                     reply.value("status", json()).dump()));
 }
 
 std::optional<int64_t> ProcessExecutor::resident_bytes() {
@@ -192,7 +203,8 @@ std::optional<int64_t> ProcessExecutor::resident_bytes() {
     // Freed memory its allocator keeps for reuse is not state: a process
     // that offers it gives it back before each reading, as a compiled
     // worker does.
-    const json reply = exchange(json{{"type", "trim"}}, kTrimTimeoutSeconds, "returning freed memory before a memory reading");
+    const json reply =
+        exchange(json{{"type", "trim"}}, kTrimTimeoutSeconds, "returning freed memory before a memory reading");
     if (reply["type"] != "trimmed") {
       lost(Verdict::error, "returning freed memory before a memory reading",
            fmt::format("answered the trim with {} instead of {{\"type\": \"trimmed\"}}", truncated(reply.dump())));
@@ -205,8 +217,8 @@ std::optional<int64_t> ProcessExecutor::resident_bytes() {
   return *held + folder_bytes(target_.scratch);
 }
 
-protocol::CallReply ProcessExecutor::call(const std::string& op, const json& scalars, const std::vector<Binding>& tensors,
-                                          double timeout_s) {
+protocol::CallReply ProcessExecutor::call(const std::string& op, const json& scalars,
+                                          const std::vector<Binding>& tensors, double timeout_s) {
   ensure_started();
   protocol::CallReply reply;
   if (!ops_.count(op)) {

@@ -11,22 +11,22 @@
 #include <string>
 #include <vector>
 
+#include "harness/challenge_api/executor.h"
+#include "harness/definitions/verdict.h"
 #include "harness/ipc/line_channel.h"
 #include "harness/ipc/process_log.h"
 #include "harness/ipc/worker_process.h"
-#include "harness/challenge_api/executor.h"
-#include "harness/definitions/verdict.h"
 
 namespace harness {
 
 struct ProcessTarget {
   std::string challenge;
   int abi_version = 0;
-  std::vector<std::string> command;  // resolved: argv[0] an absolute path
-  std::string folder;                // the submission's folder: the working directory
+  std::vector<std::string> command;       // resolved: argv[0] an absolute path
+  std::string folder;                     // the submission's folder: the working directory
   std::vector<std::string> include_dirs;  // folders its manifest names, which it may read besides its own
-  std::string log_path;              // the process's stderr
-  std::string scratch;               // a folder of its own for tensor files
+  std::string log_path;                   // the process's stderr
+  std::string scratch;                    // a folder of its own for tensor files
   nlohmann::json declared_ops = nlohmann::json::array();  // the challenge's "ops", sent in the hello
 };
 
@@ -40,12 +40,11 @@ class ProcessExecutor : public Executor {
   explicit ProcessExecutor(ProcessTarget target);
   ~ProcessExecutor() override;
 
-  protocol::CallReply call(const std::string& op, const nlohmann::json& scalars,
-                           const std::vector<Binding>& tensors, double timeout_s) override;
+  protocol::CallReply call(const std::string& op, const nlohmann::json& scalars, const std::vector<Binding>& tensors,
+                           double timeout_s) override;
   protocol::TimeReply time(const std::string& op, const nlohmann::json& scalars,
-                           const std::vector<std::vector<Binding>>& sets,
-                           const protocol::TimingPolicy& policy, double timeout_s,
-                           const FreshInputs& fresh) override;
+                           const std::vector<std::vector<Binding>>& sets, const protocol::TimingPolicy& policy,
+                           double timeout_s, const FreshInputs& fresh) override;
   void release(const SharedTensor&) override {}
   std::string drain_output(size_t max_bytes) override { return log_.drain(max_bytes); }
   std::string device_clock() const override { return "process-wall"; }

@@ -63,18 +63,21 @@ void ProcessExecutor::reveal_inputs(const std::vector<Binding>& tensors, const s
 
 void ProcessExecutor::clear_inputs(const std::vector<Binding>& tensors, const std::string& prefix) {
   for (const Binding& b : tensors) {
-    if (b.access == protocol::Access::in) clear_scratch_path(fmt::format("{}/{}-{}.npy", target_.scratch, prefix, b.tensor->spec().name));
+    if (b.access == protocol::Access::in)
+      clear_scratch_path(fmt::format("{}/{}-{}.npy", target_.scratch, prefix, b.tensor->spec().name));
   }
 }
 
-void ProcessExecutor::read_outputs(const std::vector<Binding>& tensors, const std::string& prefix, const std::string& what) {
+void ProcessExecutor::read_outputs(const std::vector<Binding>& tensors, const std::string& prefix,
+                                   const std::string& what) {
   for (const Binding& b : tensors) {
     if (!protocol::is_written(b.access)) continue;
     const TensorSpec& spec = b.tensor->spec();
     const std::string path = fmt::format("{}/{}-{}.out.npy", target_.scratch, prefix, spec.name);
     std::error_code ignored;
     if (std::filesystem::symlink_status(path, ignored).type() == std::filesystem::file_type::not_found) {
-      throw VerdictException(Verdict::error, fmt::format("{}: the process replied ok but did not write output {} ({})", what, spec.name, path));
+      throw VerdictException(Verdict::error, fmt::format("{}: the process replied ok but did not write output {} ({})",
+                                                         what, spec.name, path));
     }
     NpyArray array;
     try {
@@ -90,9 +93,9 @@ void ProcessExecutor::read_outputs(const std::vector<Binding>& tensors, const st
       throw VerdictException(Verdict::error, fmt::format("{}: output {}: {}", what, spec.name, e.what()));
     }
     if (array.dtype != spec.dtype || array.shape != spec.shape) {
-      throw VerdictException(Verdict::error, fmt::format("{}: output {} is {}{}, expected {}{}", what, spec.name,
-                                                         dtype_name(array.dtype), shape_text(array.shape),
-                                                         dtype_name(spec.dtype), shape_text(spec.shape)));
+      throw VerdictException(
+          Verdict::error, fmt::format("{}: output {} is {}{}, expected {}{}", what, spec.name, dtype_name(array.dtype),
+                                      shape_text(array.shape), dtype_name(spec.dtype), shape_text(spec.shape)));
     }
     std::memcpy(b.tensor->raw(), array.data.data(), array.data.size());
     clear_scratch_path(path);

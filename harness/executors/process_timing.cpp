@@ -59,7 +59,8 @@ protocol::TimeReply ProcessTiming::run(const protocol::TimingPolicy& policy, con
       write_inputs();
     };
   }
-  const protocol::TimeReply loop = run_timing_loop(sets_.size(), [this](size_t s) { return call(s); }, policy, new_round);
+  const protocol::TimeReply loop = run_timing_loop(
+      sets_.size(), [this](size_t s) { return call(s); }, policy, new_round);
   // The last round's inputs go too: what stays in the scratch folder between
   // requests is the process's own, and its memory witness counts it.
   for (size_t s = 0; s < sets_.size(); ++s) process_.clear_inputs(sets_[s], prefix(s));

@@ -115,8 +115,8 @@ void WorkerExecutor::ensure_started(double timeout_s) {
   if (process_) return;
   WorkerLaunch launch;
   launch.executable = target_.worker_executable;
-  launch.arguments = {"--challenge", target_.challenge, "--library", target_.library, "--device",
-                      target_.device_kind, "--device-index", std::to_string(target_.device_index)};
+  launch.arguments = {"--challenge", target_.challenge,   "--library",      target_.library,
+                      "--device",    target_.device_kind, "--device-index", std::to_string(target_.device_index)};
   launch.log_path = target_.log_path;
   launch.sandbox.readable = {target_.worker_executable, target_.library,
                              std::filesystem::path(target_.library).parent_path().string()};
@@ -147,7 +147,8 @@ void WorkerExecutor::ensure_started(double timeout_s) {
     // timeout.
     process_->kill_and_reap();
     load_failure_ = {Verdict::timeout, fmt::format("the worker did not finish loading the submission within {:.0f} s "
-                                                   "(a constructor of the library that never returns?)", timeout_s)};
+                                                   "(a constructor of the library that never returns?)",
+                                                   timeout_s)};
     worker_lost(Verdict::timeout, "start-up", fmt::format("did not start within {:.0f} s", timeout_s));
   }
   const std::string type = type_of(hello->body);
@@ -155,7 +156,8 @@ void WorkerExecutor::ensure_started(double timeout_s) {
     // Loading fails the same way every time: remember it instead of
     // restarting the worker for every remaining case.
     const json why = hello->body.value("message", json());
-    load_failure_ = {Verdict::error, "cannot load the submission: " + (why.is_string() ? why.get<std::string>() : excerpt(why))};
+    load_failure_ = {Verdict::error,
+                     "cannot load the submission: " + (why.is_string() ? why.get<std::string>() : excerpt(why))};
     process_->wait_exit(5.0);
     process_.reset();
     throw VerdictException(Verdict::error, load_failure_->second);
@@ -233,14 +235,15 @@ void WorkerExecutor::map(const std::vector<Binding>& tensors, const std::string&
   for (const Binding& b : tensors) {
     const SharedBuffer& buffer = b.tensor->buffer();
     if (mapped_.count(buffer.id())) continue;
-    const json reply = request(json{{"type", "map"}, {"buffer", buffer.id()}, {"bytes", buffer.total_bytes()}},
-                               buffer.fd(), kSmallRequestTimeoutSeconds, what + " (mapping " + b.tensor->spec().name + ")");
+    const json reply =
+        request(json{{"type", "map"}, {"buffer", buffer.id()}, {"bytes", buffer.total_bytes()}}, buffer.fd(),
+                kSmallRequestTimeoutSeconds, what + " (mapping " + b.tensor->spec().name + ")");
     const auto ok = reply.find("ok");
     if (ok == reply.end() || !ok->is_boolean() || !ok->get<bool>()) {
       const auto failed = decode<protocol::CallReply>(reply, what);
       raise_fault(failed.fault, what);
     }
-    struct stat file{};
+    struct stat file {};
     HARNESS_CHECK_ERRNO(::fstat(buffer.fd(), &file), "fstat of the buffer of {}", b.tensor->spec().name);
     mapped_[buffer.id()] = Mapped{static_cast<uint64_t>(file.st_ino), static_cast<uint64_t>(buffer.total_bytes())};
   }
@@ -250,8 +253,9 @@ protocol::CallReply WorkerExecutor::call(const std::string& op, const json& scal
                                          const std::vector<Binding>& tensors, double timeout_s) {
   ensure_started(timeout_s);
   map(tensors, op);
-  const json body = request(json{{"type", "call"}, {"op", op}, {"scalars", scalars}, {"tensors", bindings_to_json(tensors)}},
-                            -1, timeout_s, op);
+  const json body =
+      request(json{{"type", "call"}, {"op", op}, {"scalars", scalars}, {"tensors", bindings_to_json(tensors)}}, -1,
+              timeout_s, op);
   const auto reply = decode<protocol::CallReply>(body, op);
   raise_fault(reply.fault, op);
   return reply;

@@ -10,20 +10,20 @@
 #include <string>
 #include <utility>
 
-#include "harness/ipc/process_log.h"
-#include "harness/ipc/worker_process.h"
 #include "harness/challenge_api/executor.h"
 #include "harness/definitions/verdict.h"
+#include "harness/ipc/process_log.h"
+#include "harness/ipc/worker_process.h"
 
 namespace harness {
 
 struct WorkerTarget {
   std::string challenge;
-  std::string library;        // the submission's shared library
-  std::string device_kind;    // "cpu" | "cuda"
+  std::string library;      // the submission's shared library
+  std::string device_kind;  // "cpu" | "cuda"
   int device_index = 0;
   std::string worker_executable;
-  std::string log_path;       // the worker's stdout and stderr
+  std::string log_path;  // the worker's stdout and stderr
   // Timed requests hold the calls alone, the sets' copies to the device and
   // back in requests of their own (TimingBatch::staged): a GPU worker's,
   // unless HARNESS_WITNESS_DISABLE=gpu-staging. A CPU worker copies nothing.
@@ -35,12 +35,11 @@ class WorkerExecutor : public Executor {
   explicit WorkerExecutor(WorkerTarget target);
   ~WorkerExecutor() override;
 
-  protocol::CallReply call(const std::string& op, const nlohmann::json& scalars,
-                           const std::vector<Binding>& tensors, double timeout_s) override;
+  protocol::CallReply call(const std::string& op, const nlohmann::json& scalars, const std::vector<Binding>& tensors,
+                           double timeout_s) override;
   protocol::TimeReply time(const std::string& op, const nlohmann::json& scalars,
-                           const std::vector<std::vector<Binding>>& sets,
-                           const protocol::TimingPolicy& policy, double timeout_s,
-                           const FreshInputs& fresh) override;
+                           const std::vector<std::vector<Binding>>& sets, const protocol::TimingPolicy& policy,
+                           double timeout_s, const FreshInputs& fresh) override;
   void release(const SharedTensor& tensor) override;
   std::string drain_output(size_t max_bytes) override;
   std::string device_clock() const override;

@@ -132,16 +132,17 @@ bool BatchedTiming::run_batch(size_t warmup, size_t calls) {
   const double staged_before = total_.staging_ns;
   if (total_.staged) copy_sets("upload");
   const int64_t start = monotonic_ns();
-  const json body = worker_.request(
-      json{{"type", "time"}, {"op", op_}, {"scalars", scalars_}, {"sets", set_list_}, {"batch", batch}}, -1,
-      timeout_s_, what_);
+  const json body =
+      worker_.request(json{{"type", "time"}, {"op", op_}, {"scalars", scalars_}, {"sets", set_list_}, {"batch", batch}},
+                      -1, timeout_s_, what_);
   last_batch_ns_ = static_cast<double>(monotonic_ns() - start);
   // Outputs (and inputs, to show they were left alone) back in the harness's
   // tensors before it checks them or stages a new round.
   if (total_.staged && body.contains("device_ns")) copy_sets("download");
   last_batch_staging_ns_ = total_.staging_ns - staged_before;
   last_batch_calls_ = warmup + calls;
-  total_.witnessed.push_back(protocol::WitnessedRequest{last_batch_ns_, warmup, calls, 0.0, 0.0, last_batch_staging_ns_});
+  total_.witnessed.push_back(
+      protocol::WitnessedRequest{last_batch_ns_, warmup, calls, 0.0, 0.0, last_batch_staging_ns_});
   return take_reply(body, warmup, calls);
 }
 
@@ -159,9 +160,11 @@ bool BatchedTiming::take_reply(const json& body, size_t warmup, size_t calls) {
   if (reply.warmup_calls != warmup || reply.device_ns.size() != calls || reply.wall_ns.size() != calls) {
     throw VerdictException(Verdict::forged_timing,
                            fmt::format("{}: the harness asked for {} warm-up and {} timed calls; the reply claims {} "
-                                       "and {}", what_, warmup, calls, reply.warmup_calls, reply.device_ns.size()));
+                                       "and {}",
+                                       what_, warmup, calls, reply.warmup_calls, reply.device_ns.size()));
   }
-  if (!usable_samples(reply)) worker_.malformed(what_, body, "its timings are not one finite, non-negative sample per call");
+  if (!usable_samples(reply))
+    worker_.malformed(what_, body, "its timings are not one finite, non-negative sample per call");
   protocol::WitnessedRequest& seen = total_.witnessed.back();
   seen.claimed_ns = reply.warmup_ns;
   for (double ns : reply.wall_ns) seen.claimed_ns += ns;

@@ -124,8 +124,7 @@ void Channel::read_exactly(char* out, size_t size, long long deadline_ns, int* r
 }
 
 std::optional<Channel::Message> Channel::receive(double timeout_s) {
-  const long long deadline =
-      timeout_s < 0 ? -1 : monotonic_ns() + static_cast<long long>(timeout_s * 1e9);
+  const long long deadline = timeout_s < 0 ? -1 : monotonic_ns() + static_cast<long long>(timeout_s * 1e9);
   if (!wait_readable(deadline)) return std::nullopt;
   Message message;
   uint32_t length = 0;

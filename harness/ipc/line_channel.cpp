@@ -47,7 +47,8 @@ std::optional<std::string> LineChannel::receive_line(double timeout_s) {
     }
     if (n == 0) {
       if (!pending_.empty()) {
-        throw ChannelClosed(fmt::format("the process ended its output in the middle of a line: '{}'", pending_.substr(0, 200)));
+        throw ChannelClosed(
+            fmt::format("the process ended its output in the middle of a line: '{}'", pending_.substr(0, 200)));
       }
       throw ChannelClosed("the process closed its standard output");
     }

@@ -1,9 +1,8 @@
 #include "harness/ipc/process_log.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <fstream>
 

@@ -25,9 +25,8 @@ void from_json(const json& j, TensorBinding& b) {
 }
 
 void to_json(json& j, const TimingPolicy& p) {
-  j = json{{"warmup_ms", p.warmup_ms},     {"min_samples", p.min_samples},
-           {"min_ms", p.min_ms},           {"max_ms", p.max_ms},
-           {"max_samples", p.max_samples}, {"settle_tolerance", p.settle_tolerance}};
+  j = json{{"warmup_ms", p.warmup_ms}, {"min_samples", p.min_samples}, {"min_ms", p.min_ms},
+           {"max_ms", p.max_ms},       {"max_samples", p.max_samples}, {"settle_tolerance", p.settle_tolerance}};
 }
 
 void from_json(const json& j, TimingPolicy& p) {
@@ -40,7 +39,10 @@ void from_json(const json& j, TimingPolicy& p) {
 }
 
 void to_json(json& j, const TimingBatch& b) {
-  j = json{{"warmup", b.warmup}, {"calls", b.calls}, {"first_set", b.first_set}, {"outputs_poisoned", b.outputs_poisoned},
+  j = json{{"warmup", b.warmup},
+           {"calls", b.calls},
+           {"first_set", b.first_set},
+           {"outputs_poisoned", b.outputs_poisoned},
            {"staged", b.staged}};
 }
 
@@ -52,9 +54,7 @@ void from_json(const json& j, TimingBatch& b) {
   j.at("staged").get_to(b.staged);
 }
 
-void to_json(json& j, const Fault& f) {
-  j = json{{"kind", f.kind}, {"sticky", f.sticky}, {"message", f.message}};
-}
+void to_json(json& j, const Fault& f) { j = json{{"kind", f.kind}, {"sticky", f.sticky}, {"message", f.message}}; }
 
 void from_json(const json& j, Fault& f) {
   j.at("kind").get_to(f.kind);
@@ -63,9 +63,7 @@ void from_json(const json& j, Fault& f) {
 }
 
 namespace {
-void put_fault(json& j, const std::optional<Fault>& fault) {
-  j["fault"] = fault ? json(*fault) : json(nullptr);
-}
+void put_fault(json& j, const std::optional<Fault>& fault) { j["fault"] = fault ? json(*fault) : json(nullptr); }
 std::optional<Fault> get_fault(const json& j) {
   if (!j.contains("fault") || j["fault"].is_null()) return std::nullopt;
   return j["fault"].get<Fault>();
@@ -73,8 +71,8 @@ std::optional<Fault> get_fault(const json& j) {
 }  // namespace
 
 void to_json(json& j, const CallReply& r) {
-  j = json{{"type", "reply"},        {"status", r.status}, {"message", r.message},
-           {"scalars", r.scalars},   {"wall_ns", r.wall_ns}};
+  j = json{
+      {"type", "reply"}, {"status", r.status}, {"message", r.message}, {"scalars", r.scalars}, {"wall_ns", r.wall_ns}};
   put_fault(j, r.fault);
 }
 
@@ -87,8 +85,8 @@ void from_json(const json& j, CallReply& r) {
 }
 
 void to_json(json& j, const TimeReply& r) {
-  j = json{{"type", "reply"},           {"status", r.status},   {"message", r.message},
-           {"device_ns", r.device_ns},  {"wall_ns", r.wall_ns}, {"warmup_calls", r.warmup_calls},
+  j = json{{"type", "reply"},          {"status", r.status},    {"message", r.message},
+           {"device_ns", r.device_ns}, {"wall_ns", r.wall_ns},  {"warmup_calls", r.warmup_calls},
            {"warmup_ns", r.warmup_ns}, {"setup_ns", r.setup_ns}};
   put_fault(j, r.fault);
 }

@@ -35,11 +35,11 @@ struct TensorBinding {
 };
 
 struct TimingPolicy {
-  double warmup_ms = 20;       // warm-up calls run for at least this long...
-  size_t min_samples = 10;     // ...then at least this many timed calls
-  double min_ms = 100;         // and at least this much timed work,
-  double max_ms = 2000;        // and never more than this,
-  size_t max_samples = 1000;   // or this many calls,
+  double warmup_ms = 20;           // warm-up calls run for at least this long...
+  size_t min_samples = 10;         // ...then at least this many timed calls
+  double min_ms = 100;             // and at least this much timed work,
+  double max_ms = 2000;            // and never more than this,
+  size_t max_samples = 1000;       // or this many calls,
   double settle_tolerance = 0.01;  // stopping early once the median moves less than this
 };
 
@@ -63,7 +63,7 @@ struct TimingBatch {
 };
 
 struct Fault {
-  std::string kind;  // "cuda_error" | "worker_error"
+  std::string kind;     // "cuda_error" | "worker_error"
   bool sticky = false;  // the worker cannot go on (a poisoned CUDA context)
   std::string message;
 };

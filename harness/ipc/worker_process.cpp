@@ -49,7 +49,8 @@ std::string describe_wait_status(int status) {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     if (ended_by_sandbox(status)) {
-      return fmt::format("was killed by signal {} ({}): it made a system call the sandbox forbids", sig, ::strsignal(sig));
+      return fmt::format("was killed by signal {} ({}): it made a system call the sandbox forbids", sig,
+                         ::strsignal(sig));
     }
     return fmt::format("was killed by signal {} ({})", sig, ::strsignal(sig));
   }
@@ -154,8 +155,8 @@ WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
   if (got > 0) {
     ::close(sockets[0]);
     kill_and_reap();
-    HARNESS_FAIL("could not contain a worker for '{}', so it was not run: {} failed in the child",
-                 launch.executable, std::string(failure, static_cast<size_t>(got)));
+    HARNESS_FAIL("could not contain a worker for '{}', so it was not run: {} failed in the child", launch.executable,
+                 std::string(failure, static_cast<size_t>(got)));
   }
   socket_fd_ = sockets[0];
   channel_ = std::make_unique<Channel>(sockets[0]);
@@ -202,7 +203,7 @@ void WorkerProcess::finish(int status) {
   status_ = status;
   ending_ = describe_wait_status(status);
   unregister_worker(pid_);
-  ::kill(-pid_, SIGKILL);  // children the submission may have left behind in its group
+  ::kill(-pid_, SIGKILL);       // children the submission may have left behind in its group
   kill_orphaned_descendants();  // and those that left the group (re-parented to the harness)
 }
 

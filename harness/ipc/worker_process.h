@@ -21,10 +21,10 @@ struct WorkerLaunch {
   std::string executable;              // a path, or a name looked up on PATH
   std::vector<std::string> arguments;  // without argv[0]
   std::string log_path;
-  std::string working_directory;       // empty: the harness's
+  std::string working_directory;         // empty: the harness's
   std::vector<std::string> environment;  // "NAME=value" added to (or replacing in) the harness's
-  bool protocol_on_stdio = false;      // the socket becomes stdin and stdout instead of fd 3
-  SandboxRequest sandbox;              // what it may read and write besides the system
+  bool protocol_on_stdio = false;        // the socket becomes stdin and stdout instead of fd 3
+  SandboxRequest sandbox;                // what it may read and write besides the system
 };
 
 class WorkerProcess {

@@ -48,10 +48,8 @@ SharedBuffer::SharedBuffer(uint64_t id, size_t data_bytes) : id_(id), data_bytes
   base_ = static_cast<unsigned char*>(mapping);
 }
 
-SharedBuffer::SharedBuffer(uint64_t id, int fd, size_t total_bytes)
-    : id_(id), fd_(fd), total_bytes_(total_bytes) {
-  HARNESS_CHECK(total_bytes >= 2 * kGuardBytes, "buffer {} of {} bytes is smaller than its guards",
-                id, total_bytes);
+SharedBuffer::SharedBuffer(uint64_t id, int fd, size_t total_bytes) : id_(id), fd_(fd), total_bytes_(total_bytes) {
+  HARNESS_CHECK(total_bytes >= 2 * kGuardBytes, "buffer {} of {} bytes is smaller than its guards", id, total_bytes);
   data_bytes_ = total_bytes - 2 * kGuardBytes;  // page rounding goes to the back guard
   void* mapping = ::mmap(nullptr, total_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (mapping == MAP_FAILED) {

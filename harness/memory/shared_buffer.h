@@ -39,8 +39,8 @@ class SharedBuffer {
   void fill_guards(uint64_t seed);
   struct GuardDamage {
     bool damaged = false;
-    bool before = false;      // damage found in the front guard (else the back one)
-    size_t distance = 0;      // bytes between the data region and the first damaged byte
+    bool before = false;  // damage found in the front guard (else the back one)
+    size_t distance = 0;  // bytes between the data region and the first damaged byte
     size_t bytes_changed = 0;
   };
   GuardDamage check_guards(uint64_t seed) const;

@@ -10,8 +10,8 @@ SharedTensor::SharedTensor(uint64_t id, TensorSpec spec)
     : spec_(std::move(spec)), buffer_(std::make_unique<SharedBuffer>(id, spec_.bytes())) {}
 
 void SharedTensor::copy_from(const HostTensor& source) {
-  HARNESS_CHECK(source.bytes() == bytes(), "copying {} into {}: sizes differ",
-                source.spec().describe(), spec_.describe());
+  HARNESS_CHECK(source.bytes() == bytes(), "copying {} into {}: sizes differ", source.spec().describe(),
+                spec_.describe());
   std::memcpy(buffer_->data(), source.raw(), source.bytes());
 }
 

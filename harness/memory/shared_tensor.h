@@ -22,9 +22,13 @@ class SharedTensor {
   void* raw() { return buffer_->data(); }
   const void* raw() const { return buffer_->data(); }
   template <typename T>
-  T* as() { return reinterpret_cast<T*>(buffer_->data()); }
+  T* as() {
+    return reinterpret_cast<T*>(buffer_->data());
+  }
   template <typename T>
-  const T* as() const { return reinterpret_cast<const T*>(buffer_->data()); }
+  const T* as() const {
+    return reinterpret_cast<const T*>(buffer_->data());
+  }
   TensorView view() const { return TensorView{&spec_, buffer_->data()}; }
 
   void copy_from(const HostTensor& source);

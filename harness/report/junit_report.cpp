@@ -17,8 +17,10 @@ std::string xml_escape(const std::string& text) {
       case '\'': out += "&apos;"; break;
       default:
         // XML 1.0 forbids most control characters, even escaped.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') out += '?';
-        else out += c;
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r')
+          out += '?';
+        else
+          out += c;
     }
   }
   return out;
@@ -42,10 +44,12 @@ std::string render_junit(const RunResults& r) {
       const std::string detail = xml_escape(fmt::format("{}\nreproduce: {}", c.message, c.reproduce));
       if (c.verdict == Verdict::unsupported || c.verdict == Verdict::unavailable) {
         ++suite_skipped;
-        cases += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(std::string(verdict_name(c.verdict)) + ": " + c.message));
+        cases += fmt::format("      <skipped message=\"{}\"/>\n",
+                             xml_escape(std::string(verdict_name(c.verdict)) + ": " + c.message));
       } else if (c.verdict == Verdict::harness_error) {
         ++suite_errors;
-        cases += fmt::format("      <error type=\"harness_error\" message=\"{}\">{}</error>\n", xml_escape(c.message), detail);
+        cases += fmt::format("      <error type=\"harness_error\" message=\"{}\">{}</error>\n", xml_escape(c.message),
+                             detail);
       } else if (is_failure(c.verdict)) {
         ++suite_failures;
         cases += fmt::format("      <failure type=\"{}\" message=\"{}\">{}</failure>\n", verdict_name(c.verdict),
@@ -59,12 +63,14 @@ std::string render_junit(const RunResults& r) {
     skipped += suite_skipped;
     total_time += suite_time;
     suites += fmt::format(
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\" timestamp=\"{}\">\n{}  </testsuite>\n",
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\" "
+        "timestamp=\"{}\">\n{}  </testsuite>\n",
         xml_escape(fmt::format("{}/{} ({})", e.challenge, e.submission.name, e.device)), e.cases.size(), suite_failures,
         suite_errors, suite_skipped, suite_time, xml_escape(r.run.started), cases);
   }
   return fmt::format(
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"harness\" tests=\"{}\" failures=\"{}\" errors=\"{}\" "
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"harness\" tests=\"{}\" failures=\"{}\" "
+      "errors=\"{}\" "
       "skipped=\"{}\" time=\"{:.3f}\">\n{}</testsuites>\n",
       tests, failures, errors, skipped, total_time, suites);
 }

@@ -13,7 +13,7 @@ namespace harness::markdown {
 
 namespace {
 
-const char* const kDimensionOrder[] = {"correctness", "edge_cases", "stability", "performance",
+const char* const kDimensionOrder[] = {"correctness", "edge_cases", "stability",   "performance",
                                        "memory",      "capacity",   "completeness"};
 
 }  // namespace
@@ -64,7 +64,8 @@ void header_row(std::string& out, const std::string& first, const std::vector<co
   out += "| " + first + " |";
   for (const auto* e : columns) {
     const std::string& role = e->submission.role;
-    out += fmt::format(" {}{} |", markdown_cell(e->submission.name), role == "mutant" || role == "exploit" ? " (" + role + ")" : "");
+    out += fmt::format(" {}{} |", markdown_cell(e->submission.name),
+                       role == "mutant" || role == "exploit" ? " (" + role + ")" : "");
   }
   out += "\n|---|";
   for (size_t i = 0; i < columns.size(); ++i) out += alignment + "|";

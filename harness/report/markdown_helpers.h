@@ -4,10 +4,10 @@
 // per submission.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "harness/report/markdown_sections.h"
 

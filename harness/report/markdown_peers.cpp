@@ -37,9 +37,8 @@ void peers(std::string& out, const Group& g) {
     std::vector<const PeerTiming*> rows;
     for (const auto& t : peer->timings) {
       if (t.challenge != g.challenge) continue;
-      const bool anyone = std::any_of(g.ranked.begin(), g.ranked.end(), [&](const EntryResult* e) {
-        return !ratio_cell(t, *e).empty();
-      });
+      const bool anyone = std::any_of(g.ranked.begin(), g.ranked.end(),
+                                      [&](const EntryResult* e) { return !ratio_cell(t, *e).empty(); });
       if (anyone) rows.push_back(&t);
     }
     if (rows.empty()) continue;

@@ -6,8 +6,8 @@
 #include <map>
 
 #include "harness/core/format.h"
-#include "harness/report/markdown_sections.h"
 #include "harness/definitions/challenge_config.h"
+#include "harness/report/markdown_sections.h"
 
 namespace harness {
 
@@ -61,7 +61,8 @@ void cross_summary(std::string& out, const RunResults& r) {
   for (const auto& device : devices) {
     std::vector<std::string> names;
     for (const auto& e : r.entries) {
-      if (e.device == device && !is_mutant_like(e) && std::find(names.begin(), names.end(), e.submission.name) == names.end()) {
+      if (e.device == device && !is_mutant_like(e) &&
+          std::find(names.begin(), names.end(), e.submission.name) == names.end()) {
         names.push_back(e.submission.name);
       }
     }
@@ -79,7 +80,8 @@ void cross_summary(std::string& out, const RunResults& r) {
         for (const auto& e : r.entries) {
           if (e.device == device && e.challenge == c && e.submission.name == name) found = &e;
         }
-        out += found && found->scores ? fmt::format(" {:.1f} {} |", found->scores->overall, found->scores->grade) : " - |";
+        out +=
+            found && found->scores ? fmt::format(" {:.1f} {} |", found->scores->overall, found->scores->grade) : " - |";
       }
       out += "\n";
     }
@@ -92,13 +94,14 @@ void environment(std::string& out, const ReportInput& input) {
   for (const auto& named : input.runs) {
     const RunInfo& run = named.results.run;
     out += fmt::format("- {}: harness {}, commit {}, seed {}, {} to {}{}\n", markdown_code(named.origin),
-                       markdown_cell(run.harness_version), markdown_code(run.git_commit), run.seed, run.started, run.finished.empty() ? "(not finished)" : run.finished,
-                       run.complete ? "" : ", **incomplete**");
+                       markdown_cell(run.harness_version), markdown_code(run.git_commit), run.seed, run.started,
+                       run.finished.empty() ? "(not finished)" : run.finished, run.complete ? "" : ", **incomplete**");
     out += fmt::format("  - host {}: {}, {} logical cores, {} memory, {}\n", run.host.hostname, run.host.cpu_model,
                        run.host.logical_cores, format_bytes(static_cast<double>(run.host.memory_bytes)), run.host.os);
   }
-  out += "\n| Device | Name | Units | Memory | Cache | Copy peak | Read peak | Write peak | Ceiling | Details |\n"
-         "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  out +=
+      "\n| Device | Name | Units | Memory | Cache | Copy peak | Read peak | Write peak | Ceiling | Details |\n"
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
   for (const auto& d : input.combined.devices) {
     if (!d.available) {
       out += fmt::format("| {} | not available | | | | | | | | {} |\n", d.id, markdown_cell(d.unavailable_reason));
@@ -108,12 +111,13 @@ void environment(std::string& out, const ReportInput& input) {
                                                          d.driver_version, d.runtime_version)
                                            : "";
     if (d.peak) details += fmt::format("{}{}", details.empty() ? "" : "; ", peak_provenance(*d.peak));
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", d.id, d.name, d.compute_units,
-                       format_bytes(static_cast<double>(d.memory_bytes)), format_bytes(static_cast<double>(d.cache_bytes)),
-                       d.peak ? format_bandwidth(d.peak->copy_bytes_per_second) : "-",
-                       d.peak ? format_bandwidth(d.peak->read_bytes_per_second) : "-",
-                       d.peak && d.peak->write_bytes_per_second > 0 ? format_bandwidth(d.peak->write_bytes_per_second) : "-",
-                       d.peak ? format_bandwidth(d.peak->ceiling_bytes_per_second()) : "-", details);
+    out += fmt::format(
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", d.id, d.name, d.compute_units,
+        format_bytes(static_cast<double>(d.memory_bytes)), format_bytes(static_cast<double>(d.cache_bytes)),
+        d.peak ? format_bandwidth(d.peak->copy_bytes_per_second) : "-",
+        d.peak ? format_bandwidth(d.peak->read_bytes_per_second) : "-",
+        d.peak && d.peak->write_bytes_per_second > 0 ? format_bandwidth(d.peak->write_bytes_per_second) : "-",
+        d.peak ? format_bandwidth(d.peak->ceiling_bytes_per_second()) : "-", details);
   }
   out += "\n";
 }
@@ -123,7 +127,8 @@ void environment(std::string& out, const ReportInput& input) {
 std::string render_markdown(const ReportInput& input) {
   const RunResults& r = input.combined;
   std::string out = "# Kernel harness report\n\n";
-  if (!r.run.complete) out += "> **Incomplete**: a run below did not finish; this report shows what it measured before it stopped.\n\n";
+  if (!r.run.complete)
+    out += "> **Incomplete**: a run below did not finish; this report shows what it measured before it stopped.\n\n";
   cross_summary(out, r);
   for (const auto& challenge : ordered_unique(r.entries, &challenge_of)) {
     out += fmt::format("## {}: {}\n\n", challenge, title_of(challenge));

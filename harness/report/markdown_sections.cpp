@@ -38,11 +38,12 @@ void failures(std::string& out, const Group& g, Suite suite, const char* title) 
     out += "\n  | Case | Verdict | What went wrong | Reproduce |\n  |---|---|---|---|\n";
     for (size_t i = 0; i < failing.size() && i < kMaxFailuresShown; ++i) {
       const auto* c = failing[i];
-      out += fmt::format("  | {} | {} | {} | {} |\n", markdown_code(c->id), verdict_name(c->verdict), markdown_cell(c->message),
-                         markdown_code(c->reproduce));
+      out += fmt::format("  | {} | {} | {} | {} |\n", markdown_code(c->id), verdict_name(c->verdict),
+                         markdown_cell(c->message), markdown_code(c->reproduce));
     }
     if (failing.size() > kMaxFailuresShown) {
-      out += fmt::format("\n  ... and {} more (every one is in the results file).\n", failing.size() - kMaxFailuresShown);
+      out +=
+          fmt::format("\n  ... and {} more (every one is in the results file).\n", failing.size() - kMaxFailuresShown);
     }
     out += "\n";
   }
@@ -54,8 +55,8 @@ void performance(std::string& out, const Group& g) {
   if (ids.empty()) return;
   out += "#### Performance\n\n";
   if (g.device && g.device->peak) {
-    out += fmt::format("Measured peak of {}: {} ({}), read-only {}; fractions below are of the copy peak.\n\n", g.device->id,
-                       format_bandwidth(g.device->peak->copy_bytes_per_second), g.device->peak->method,
+    out += fmt::format("Measured peak of {}: {} ({}), read-only {}; fractions below are of the copy peak.\n\n",
+                       g.device->id, format_bandwidth(g.device->peak->copy_bytes_per_second), g.device->peak->method,
                        format_bandwidth(g.device->peak->read_bytes_per_second));
   }
   const EntryResult* baseline = nullptr;
@@ -84,25 +85,30 @@ void performance(std::string& out, const Group& g) {
       }
       std::string speedup;
       if (base && base != c && base->verdict == Verdict::pass && base->timing) {
-        speedup = fmt::format(", {:.1f}x the baseline", base->timing->scored_median_ns() / c->timing->scored_median_ns());
+        speedup =
+            fmt::format(", {:.1f}x the baseline", base->timing->scored_median_ns() / c->timing->scored_median_ns());
       }
-      const std::string floor = c->timing->raised_to_floor()
-                                    ? fmt::format(", the witness's floor: {} claimed", format_duration_ns(c->timing->summary.median))
-                                    : "";
+      const std::string floor =
+          c->timing->raised_to_floor()
+              ? fmt::format(", the witness's floor: {} claimed", format_duration_ns(c->timing->summary.median))
+              : "";
       // Results from before rooflines carry a fraction of the copy peak.
       row += fmt::format(" {} <br>{} ({} of {}{}) <br><sub>spread {:.1f}%, n={}{}{}</sub> |",
                          format_duration_ns(c->timing->scored_median_ns()), format_bandwidth(*c->bandwidth),
-                         format_percent(c->peak_fraction), c->roofline ? "roofline" : "peak", speedup, 100 * c->timing->summary.relative_spread,
-                         c->timing->summary.count, c->timing->cache_cold ? "" : ", cache warm", floor);
+                         format_percent(c->peak_fraction), c->roofline ? "roofline" : "peak", speedup,
+                         100 * c->timing->summary.relative_spread, c->timing->summary.count,
+                         c->timing->cache_cold ? "" : ", cache warm", floor);
     }
     out += fmt::format("| `{}` | {} |{}\n", id, format_bytes(bytes), row);
   }
-  out += "\nMedian time per call (never below the timing witness's floor, as scored; where the floor raised it, "
-         "the worker's claimed median is beside it); bandwidth = bytes moved (the byte model) / median; roofline = the fastest that case's "
-         "bytes read and written can move at the device's measured read and write ceilings; spread = (p90 - p10) / "
-         "median. "
-         "Calls rotate through input sets that together exceed twice the device's last-level cache (L2 on a GPU), so "
-         "each call starts cold; a case where they did not is marked \"cache warm\".\n\n";
+  out +=
+      "\nMedian time per call (never below the timing witness's floor, as scored; where the floor raised it, "
+      "the worker's claimed median is beside it); bandwidth = bytes moved (the byte model) / median; roofline = the "
+      "fastest that case's "
+      "bytes read and written can move at the device's measured read and write ceilings; spread = (p90 - p10) / "
+      "median. "
+      "Calls rotate through input sets that together exceed twice the device's last-level cache (L2 on a GPU), so "
+      "each call starts cold; a case where they did not is marked \"cache warm\".\n\n";
   for (const auto& id : ids) {
     std::vector<std::pair<std::string, double>> bars;
     for (const auto* e : g.ranked) {
@@ -129,7 +135,8 @@ void completeness(std::string& out, const Group& g) {
     std::string list;
     for (size_t i = 0; i < unsupported.size() && i < 8; ++i) list += (i ? ", " : "") + unsupported[i];
     if (unsupported.size() > 8) list += fmt::format(" and {} more", unsupported.size() - 8);
-    lines += fmt::format("- **{}** declares {} case(s) unsupported: {}\n", markdown_cell(e->submission.name), unsupported.size(), list);
+    lines += fmt::format("- **{}** declares {} case(s) unsupported: {}\n", markdown_cell(e->submission.name),
+                         unsupported.size(), list);
   }
   if (lines.empty()) return;
   out += "#### Completeness\n\n" + lines + "\n";
@@ -137,13 +144,15 @@ void completeness(std::string& out, const Group& g) {
 
 void mutants(std::string& out, const Group& g) {
   if (g.mutants.empty()) return;
-  out += "#### Mutants and negative controls (never ranked)\n\n"
-         "| Submission | Must get | Got in that suite | Evidence | Reproduce |\n|---|---|---|---|---|\n";
+  out +=
+      "#### Mutants and negative controls (never ranked)\n\n"
+      "| Submission | Must get | Got in that suite | Evidence | Reproduce |\n|---|---|---|---|---|\n";
   for (const auto* e : g.mutants) {
     const auto& expect = e->submission.expect;
-    const std::string expected = expect ? fmt::format("{} in {}{}", verdict_name(expect->verdict), suite_name(expect->suite),
-                                                      expect->every_case ? " (every case)" : "")
-                                        : "-";
+    const std::string expected = expect
+                                     ? fmt::format("{} in {}{}", verdict_name(expect->verdict),
+                                                   suite_name(expect->suite), expect->every_case ? " (every case)" : "")
+                                     : "-";
     // The first case that got the declared verdict, or the first failure.
     const CaseResult* evidence = nullptr;
     for (const auto& c : e->cases) {

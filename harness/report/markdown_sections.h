@@ -11,11 +11,11 @@ namespace harness::markdown {
 
 struct Group {
   std::string challenge;
-  const DeviceInfo* device = nullptr;    // may be null for results without device info
+  const DeviceInfo* device = nullptr;       // may be null for results without device info
   std::vector<const EntryResult*> ranked;   // real submissions, side by side
   std::vector<const EntryResult*> mutants;  // mutants and negative controls
   std::vector<const ReviewerScore*> reviews;
-  std::vector<const PeerTimings*> peers;    // measured on this group's kind of device
+  std::vector<const PeerTimings*> peers;  // measured on this group's kind of device
 };
 
 void summary(std::string& out, const Group& g);

@@ -59,8 +59,9 @@ void stability(std::string& out, const Group& g) {
         continue;
       }
       const bool has_metric = !metric.empty() && c->metrics.contains(metric) && c->metrics[metric].is_number();
-      out += has_metric ? fmt::format(" {} <br>{} |", format_error(c->metrics[metric].get<double>()), verdict_name(c->verdict))
-                        : fmt::format(" {} |", verdict_name(c->verdict));
+      out += has_metric
+                 ? fmt::format(" {} <br>{} |", format_error(c->metrics[metric].get<double>()), verdict_name(c->verdict))
+                 : fmt::format(" {} |", verdict_name(c->verdict));
     }
     out += "\n";
   }
@@ -81,14 +82,16 @@ void stability(std::string& out, const Group& g) {
   if (std::any_of(tiers.begin(), tiers.end(), [](const std::string& t) { return !t.empty(); })) {
     out += "| precision |";
     for (const auto& tier : tiers) out += fmt::format(" {} |", tier.empty() ? "-" : markdown_cell(tier));
-    out += "\n\nPrecision loss: where a case's error sits between the float64 ideal (0: the rounding of the result "
-           "itself) and the bound of sound float32 arithmetic on that input (1), on a log scale; beyond 1 is "
-           "`wrong_answer`. The stability score gives 100 at 0 and 50 at 1.\n";
+    out +=
+        "\n\nPrecision loss: where a case's error sits between the float64 ideal (0: the rounding of the result "
+        "itself) and the bound of sound float32 arithmetic on that input (1), on a log scale; beyond 1 is "
+        "`wrong_answer`. The stability score gives 100 at 0 and 50 at 1.\n";
   }
   out += "\n";
   // Error against a numeric parameter (e.g. the data's offset), when the
   // challenge names one: a line per submission.
-  const std::string param = settings.contains("stability_series") ? settings["stability_series"].value("param", "") : "";
+  const std::string param =
+      settings.contains("stability_series") ? settings["stability_series"].value("param", "") : "";
   if (param.empty() || metric.empty()) return;
   std::vector<std::pair<double, std::string>> points;
   for (const auto& id : ids) {
@@ -110,12 +113,15 @@ void stability(std::string& out, const Group& g) {
     out += "    line [";
     for (size_t i = 0; i < points.size(); ++i) {
       const CaseResult* c = find_case(*e, points[i].second);
-      const double v = c && c->metrics.contains(metric) && c->metrics[metric].is_number() ? c->metrics[metric].get<double>() : 0;
+      const double v =
+          c && c->metrics.contains(metric) && c->metrics[metric].is_number() ? c->metrics[metric].get<double>() : 0;
       out += fmt::format("{}{:.2f}", i ? ", " : "", v > 0 ? std::min(std::log10(v), 10.0) : -20.0);
     }
     out += "]\n";
   }
-  out += "```\n\nOne line per submission, in the order of the table's columns (log10 of the error; -20 stands for 0, 10 for 1e10 or more, NaN and inf included).\n\n";
+  out +=
+      "```\n\nOne line per submission, in the order of the table's columns (log10 of the error; -20 stands for 0, 10 "
+      "for 1e10 or more, NaN and inf included).\n\n";
 }
 
 void series(std::string& out, const Group& g) {
@@ -138,10 +144,12 @@ void series(std::string& out, const Group& g) {
           longest = std::max(longest, lines.back().second.size());
         }
       }
-      lines.erase(std::remove_if(lines.begin(), lines.end(), [&](const auto& l) { return l.second.size() != longest; }), lines.end());
+      lines.erase(std::remove_if(lines.begin(), lines.end(), [&](const auto& l) { return l.second.size() != longest; }),
+                  lines.end());
       if (lines.empty() || longest < 2) continue;
-      out += fmt::format("```mermaid\nxychart-beta\n    title \"{}: {}\"\n    x-axis \"step\" 1 --> {}\n    y-axis \"{}\"\n",
-                         chart.value("title", prefix), metric, longest, metric);
+      out += fmt::format(
+          "```mermaid\nxychart-beta\n    title \"{}: {}\"\n    x-axis \"step\" 1 --> {}\n    y-axis \"{}\"\n",
+          chart.value("title", prefix), metric, longest, metric);
       std::string names;
       for (const auto& [name, values] : lines) {
         out += "    line [";

@@ -42,8 +42,8 @@ void winner_line(std::string& out, const Group& g) {
   }
   out += fmt::format("**Winner: {}** with {:.1f} ({}), ahead of {} ({:.1f}, {}) by **{:.1f} points**.\n\n",
                      markdown_cell(first->submission.name), first->scores->overall, first->scores->grade,
-                     markdown_cell(ranked[1]->submission.name),
-                     ranked[1]->scores->overall, ranked[1]->scores->grade, margin);
+                     markdown_cell(ranked[1]->submission.name), ranked[1]->scores->overall, ranked[1]->scores->grade,
+                     margin);
 }
 
 // One sentence per submission, every figure from the results: how many
@@ -64,26 +64,29 @@ void in_short(std::string& out, const Group& g) {
       if (c.verdict == Verdict::pass) ++passed;
       // A harness error is not the submission's failure, but the case did not pass: listed too.
       if (is_failure(c.verdict) || c.verdict == Verdict::harness_error) ++failed[std::string(verdict_name(c.verdict))];
-      if (c.verdict == Verdict::pass && c.peak_fraction && (!best || *c.peak_fraction > *best->peak_fraction)) best = &c;
+      if (c.verdict == Verdict::pass && c.peak_fraction && (!best || *c.peak_fraction > *best->peak_fraction))
+        best = &c;
     }
     // Name and origin come from the submission's manifest: escaped, so that
     // they cannot open a heading, a table or an HTML comment of their own.
     const std::string name = markdown_cell(e->submission.name);
-    std::string sentence = fmt::format("- **{}** ({}) passes {} of {} cases", name,
-                                       markdown_cell(e->submission.origin.empty() ? e->submission.role : e->submission.origin),
-                                       passed, judged);
-    if (e->build.status != "ok") sentence = fmt::format("- **{}** did not build ({})", name, markdown_cell(e->build.status));
+    std::string sentence = fmt::format(
+        "- **{}** ({}) passes {} of {} cases", name,
+        markdown_cell(e->submission.origin.empty() ? e->submission.role : e->submission.origin), passed, judged);
+    if (e->build.status != "ok")
+      sentence = fmt::format("- **{}** did not build ({})", name, markdown_cell(e->build.status));
     if (!failed.empty()) {
       std::string list;
       for (const auto& [verdict, n] : failed) list += fmt::format("{}{} {}", list.empty() ? "" : ", ", n, verdict);
       sentence += fmt::format(" (failing: {})", list);
     }
     if (best && best->bandwidth) {
-      sentence += fmt::format("; its best bandwidth is {} on `{}`, {} of its roofline", format_bandwidth(*best->bandwidth),
-                              best->id, format_percent(best->peak_fraction));
+      sentence += fmt::format("; its best bandwidth is {} on `{}`, {} of its roofline",
+                              format_bandwidth(*best->bandwidth), best->id, format_percent(best->peak_fraction));
       const CaseResult* base = baseline && baseline != e ? find_case(*baseline, best->id) : nullptr;
       if (base && base->verdict == Verdict::pass && base->timing && best->timing) {
-        sentence += fmt::format(", {:.1f}x the naive baseline", base->timing->scored_median_ns() / best->timing->scored_median_ns());
+        sentence += fmt::format(", {:.1f}x the naive baseline",
+                                base->timing->scored_median_ns() / best->timing->scored_median_ns());
       }
     }
     out += sentence + ".\n";
@@ -110,7 +113,8 @@ void summary(std::string& out, const Group& g) {
   }
   out += "| **Overall** |";
   for (const auto* e : g.ranked) {
-    out += e->scores ? fmt::format(" **{:.1f}**{} |", e->scores->overall, e->scores->capped ? " (capped)" : "") : " - |";
+    out +=
+        e->scores ? fmt::format(" **{:.1f}**{} |", e->scores->overall, e->scores->capped ? " (capped)" : "") : " - |";
   }
   out += "\n| **Grade** |";
   for (const auto* e : g.ranked) out += e->scores ? fmt::format(" **{}** |", e->scores->grade) : " - |";
@@ -124,7 +128,8 @@ void summary(std::string& out, const Group& g) {
       for (const auto* r : g.reviews) {
         if (r->submission == e->submission.name && r->dimension == dimension && r->reviewer == reviewer) found = r;
       }
-      out += found ? fmt::format(" *{:.0f}*{} |", found->score, found->note.empty() ? "" : " <br><sub>" + markdown_cell(found->note, 80) + "</sub>")
+      out += found ? fmt::format(" *{:.0f}*{} |", found->score,
+                                 found->note.empty() ? "" : " <br><sub>" + markdown_cell(found->note, 80) + "</sub>")
                    : " - |";
     }
     out += "\n";

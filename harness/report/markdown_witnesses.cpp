@@ -34,7 +34,8 @@ std::string bytes_cell(const std::optional<std::pair<double, std::string>>& valu
 std::string device_cell(const EntryResult& e) {
   if (const auto device = largest(e, "witnessed_device_memory_bytes")) return bytes_cell(device);
   for (const auto& c : e.cases) {
-    if (c.metrics.contains("device_memory_witness")) return markdown_cell(c.metrics["device_memory_witness"].get<std::string>(), 80);
+    if (c.metrics.contains("device_memory_witness"))
+      return markdown_cell(c.metrics["device_memory_witness"].get<std::string>(), 80);
   }
   return "-";
 }
@@ -63,21 +64,22 @@ void memory(std::string& out, const Group& g) {
                         bytes_cell(host), device);
   }
   if (rows.empty()) return;
-  out += fmt::format("#### Memory: claimed and witnessed\n\n"
-                     "The most each submission reported (`{}`) beside the most the harness saw it hold beyond its "
-                     "baseline. On the host, the worker's own resident memory, anonymous and shared (the harness's "
-                     "shared tensors, a declared saved state among them, are not in it; pages reserved but never "
-                     "touched are not either; for a process submission, every process of its group and the files "
-                     "it keeps in its scratch folder): far above the claim it is `understated_memory`. A GPU "
-                     "worker's host memory, pinned memory among it, is judged the same way with an allowance of "
-                     "64 MiB for its runtime's share. On a GPU, the device memory the driver reports for the "
-                     "worker: what it holds beyond the claim, past what a sound GPU submission may hold besides "
-                     "(64 MiB of context and scratch, and for a kv_cache its pool up to the budget and an attend's "
-                     "scores), is "
-                     "`understated_memory` when far above the claim, and counts in the memory score "
-                     "otherwise.\n\n| Submission | Claimed | Witnessed on the host | Witnessed on the device |\n"
-                     "|---|---|---|---|\n{}\n",
-                     claim, rows);
+  out += fmt::format(
+      "#### Memory: claimed and witnessed\n\n"
+      "The most each submission reported (`{}`) beside the most the harness saw it hold beyond its "
+      "baseline. On the host, the worker's own resident memory, anonymous and shared (the harness's "
+      "shared tensors, a declared saved state among them, are not in it; pages reserved but never "
+      "touched are not either; for a process submission, every process of its group and the files "
+      "it keeps in its scratch folder): far above the claim it is `understated_memory`. A GPU "
+      "worker's host memory, pinned memory among it, is judged the same way with an allowance of "
+      "64 MiB for its runtime's share. On a GPU, the device memory the driver reports for the "
+      "worker: what it holds beyond the claim, past what a sound GPU submission may hold besides "
+      "(64 MiB of context and scratch, and for a kv_cache its pool up to the budget and an attend's "
+      "scores), is "
+      "`understated_memory` when far above the claim, and counts in the memory score "
+      "otherwise.\n\n| Submission | Claimed | Witnessed on the host | Witnessed on the device |\n"
+      "|---|---|---|---|\n{}\n",
+      claim, rows);
 }
 
 void timing_witness(std::string& out, const Group& g) {
@@ -96,27 +98,33 @@ void timing_witness(std::string& out, const Group& g) {
         staging = format_duration_ns(per_round) + " a request";
         // No allowance where the judgement was switched off, or in results
         // from before it was recorded: nothing was counted against one.
-        staging += w.staging_allowed_ns ? fmt::format(" ({} allowed), {} counted", format_duration_ns(*w.staging_allowed_ns),
-                                                      format_duration_ns(w.staging_counted_ns))
-                                        : " (no allowance recorded)";
+        staging += w.staging_allowed_ns
+                       ? fmt::format(" ({} allowed), {} counted", format_duration_ns(*w.staging_allowed_ns),
+                                     format_duration_ns(w.staging_counted_ns))
+                       : " (no allowance recorded)";
       }
-      rows += fmt::format("| `{}` | {} | {} | {} | {}{} | {} | {} |\n", id, markdown_cell(e->submission.name),
-                          verdict_name(c->verdict), format_duration_ns(t.summary.median), format_duration_ns(w.floor_ns),
-                          t.raised_to_floor() ? " (scored)" : "", excess_cell(w.median_excess), staging);
+      rows +=
+          fmt::format("| `{}` | {} | {} | {} | {}{} | {} | {} |\n", id, markdown_cell(e->submission.name),
+                      verdict_name(c->verdict), format_duration_ns(t.summary.median), format_duration_ns(w.floor_ns),
+                      t.raised_to_floor() ? " (scored)" : "", excess_cell(w.median_excess), staging);
     }
   }
   if (rows.empty()) return;
-  out += "#### Timing: claimed and witnessed\n\n"
-         "What each worker claimed for its timed calls beside the harness's own clock around its requests "
-         "(`docs/ARCHITECTURE.md`, Witnesses). Floor: the shortest time per call the witness allows, scored in place "
-         "of a faster claim. Excess: in the median request of timed calls, the time the clock left for the calls "
-         "(less the stated overhead) over the time claimed for them; beyond 1.5x the claim is `forged_timing`.";
+  out +=
+      "#### Timing: claimed and witnessed\n\n"
+      "What each worker claimed for its timed calls beside the harness's own clock around its requests "
+      "(`docs/ARCHITECTURE.md`, Witnesses). Floor: the shortest time per call the witness allows, scored in place "
+      "of a faster claim. Excess: in the median request of timed calls, the time the clock left for the calls "
+      "(less the stated overhead) over the time claimed for them; beyond 1.5x the claim is `forged_timing`.";
   if (staged) {
-    out += " Staging: a GPU worker's uploads and downloads around its timed requests, on average per request, beside "
-           "what one round may take; the time beyond that is counted as the calls'.";
+    out +=
+        " Staging: a GPU worker's uploads and downloads around its timed requests, on average per request, beside "
+        "what one round may take; the time beyond that is counted as the calls'.";
   }
-  out += "\n\n| Case | Submission | Verdict | Claimed median | Floor | Excess | Staging |\n|---|---|---|---:|---:|---:|---|\n" +
-         rows + "\n";
+  out +=
+      "\n\n| Case | Submission | Verdict | Claimed median | Floor | Excess | Staging "
+      "|\n|---|---|---|---:|---:|---:|---|\n" +
+      rows + "\n";
 }
 
 }  // namespace harness::markdown

@@ -30,7 +30,9 @@ PeerTimings load_peer_timings(const std::string& path) {
     invalid(path, fmt::format("not valid JSON: {}", e.what()));
   }
   if (!doc.is_object() || doc.value("schema", "") != "harness.peer/v1") {
-    invalid(path, "not a peer timings file (expected \"schema\": \"harness.peer/v1\", as scripts/gpu/pytorch_eager.py writes)");
+    invalid(
+        path,
+        "not a peer timings file (expected \"schema\": \"harness.peer/v1\", as scripts/gpu/pytorch_eager.py writes)");
   }
   PeerTimings peer;
   peer.origin = path;
@@ -54,7 +56,8 @@ PeerTimings load_peer_timings(const std::string& path) {
       if (!c["when"].is_object()) invalid(path, where + ": \"when\" must be an object of case metrics");
       t.when = c["when"];
     }
-    if (!c.contains("median_ns") || !c["median_ns"].is_number()) invalid(path, where + ": \"median_ns\" must be a number");
+    if (!c.contains("median_ns") || !c["median_ns"].is_number())
+      invalid(path, where + ": \"median_ns\" must be a number");
     t.median_ns = c["median_ns"].get<double>();
     if (!std::isfinite(t.median_ns) || t.median_ns <= 0) {
       invalid(path, fmt::format("{}: median_ns {} must be a positive time", where, t.median_ns));

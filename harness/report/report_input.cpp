@@ -39,7 +39,8 @@ ReportInput combine_for_report(const std::vector<NamedResults>& runs) {
       for (int n = 1;; ++n) {
         const auto known = identity_of_id.find(id);
         if (known == identity_of_id.end() || known->second == identity(r, d)) break;
-        id = n == 1 ? fmt::format("{}@{}", d.id, r.run.host.hostname) : fmt::format("{}@{}#{}", d.id, r.run.host.hostname, n);
+        id = n == 1 ? fmt::format("{}@{}", d.id, r.run.host.hostname)
+                    : fmt::format("{}@{}#{}", d.id, r.run.host.hostname, n);
       }
       renamed[d.id] = id;
       if (!identity_of_id.count(id)) {
@@ -78,12 +79,14 @@ std::vector<ReviewerScore> load_reviewer_scores(const std::string& path) {
       r.score = item.at("score").get<double>();
       r.reviewer = item.value("reviewer", "");
       r.note = item.value("note", "");
-      if (r.score < 0 || r.score > 100) throw UsageError(fmt::format("score {} of {} is outside 0..100", r.score, r.submission));
+      if (r.score < 0 || r.score > 100)
+        throw UsageError(fmt::format("score {} of {} is outside 0..100", r.score, r.submission));
       reviews.push_back(std::move(r));
     }
   } catch (const nlohmann::json::exception& e) {
-    throw UsageError(fmt::format("{}: expected {{\"reviews\": [{{\"challenge\", \"submission\", \"dimension\", \"score\", ...}}]}}: {}",
-                                 path, e.what()));
+    throw UsageError(fmt::format(
+        "{}: expected {{\"reviews\": [{{\"challenge\", \"submission\", \"dimension\", \"score\", ...}}]}}: {}", path,
+        e.what()));
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("{}: {}", path, e.what()));
   }

@@ -27,10 +27,10 @@ struct ReviewerScore {
 };
 
 struct ReportInput {
-  RunResults combined;                  // every entry, devices qualified where needed, scored
-  std::vector<NamedResults> runs;       // the inputs as given (environment, reproduce)
+  RunResults combined;             // every entry, devices qualified where needed, scored
+  std::vector<NamedResults> runs;  // the inputs as given (environment, reproduce)
   std::vector<ReviewerScore> reviews;
-  std::vector<PeerTimings> peers;       // other implementations' timings, shown beside ours
+  std::vector<PeerTimings> peers;  // other implementations' timings, shown beside ours
 };
 
 // Combines results files for a report. A device id used by two files for

@@ -15,20 +15,15 @@ std::optional<double> read_optional_number(const json& j, const char* key) {
 }
 
 json to_json(const SampleSummary& s) {
-  return json{{"count", s.count},   {"median", s.median}, {"min", s.min},
-              {"max", s.max},       {"mean", s.mean},     {"stddev", s.stddev},
-              {"p10", s.p10},       {"p90", s.p90},       {"relative_spread", s.relative_spread}};
+  return json{{"count", s.count}, {"median", s.median}, {"min", s.min},
+              {"max", s.max},     {"mean", s.mean},     {"stddev", s.stddev},
+              {"p10", s.p10},     {"p90", s.p90},       {"relative_spread", s.relative_spread}};
 }
 
 json to_json(const TimingResult& t) {
-  json j{{"clock", t.clock},
-              {"samples_ns", t.samples_ns},
-              {"summary_ns", to_json(t.summary)},
-              {"sets", t.sets},
-              {"set_bytes", t.set_bytes},
-              {"cache_cold", t.cache_cold},
-              {"warmup_calls", t.warmup_calls},
-              {"note", t.note}};
+  json j{
+      {"clock", t.clock},         {"samples_ns", t.samples_ns}, {"summary_ns", to_json(t.summary)}, {"sets", t.sets},
+      {"set_bytes", t.set_bytes}, {"cache_cold", t.cache_cold}, {"warmup_calls", t.warmup_calls},   {"note", t.note}};
   if (t.witness) {
     j["witness"] = json{{"request_ns", t.witness->request_ns}, {"overhead_ns", t.witness->overhead_ns},
                         {"calls_ns", t.witness->calls_ns},     {"calls", t.witness->calls},

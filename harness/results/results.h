@@ -12,9 +12,9 @@
 
 #include "harness/core/stats.h"
 #include "harness/core/system_info.h"
+#include "harness/definitions/verdict.h"
 #include "harness/device/device_info.h"
 #include "harness/device/roofline.h"
-#include "harness/definitions/verdict.h"
 
 namespace harness {
 
@@ -37,12 +37,12 @@ struct TimingResult {
     double overhead_ns = 0;  // stated overhead subtracted from it
     double calls_ns = 0;     // the claimed calls, summed (warm-up included)
     size_t calls = 0;
-    double floor_ns = 0;     // the shortest per-call time the witness allows (a median over requests)
-    size_t requests = 0;     // how many requests the calls took: (request_ns - calls_ns) / requests is
-                             // what one request cost beyond its calls, the figure the allowance per
-                             // request must cover (witness_per_request_ns)
-    bool staged = false;     // the timed requests held the calls alone, the device copies in requests
-                             // of their own (a GPU worker's), whose time is staging_ns
+    double floor_ns = 0;  // the shortest per-call time the witness allows (a median over requests)
+    size_t requests = 0;  // how many requests the calls took: (request_ns - calls_ns) / requests is
+                          // what one request cost beyond its calls, the figure the allowance per
+                          // request must cover (witness_per_request_ns)
+    bool staged = false;  // the timed requests held the calls alone, the device copies in requests
+                          // of their own (a GPU worker's), whose time is staging_ns
     double staging_ns = 0;
     double staging_counted_ns = 0;  // the part of staging_ns beyond what the copies may take, in request_ns
     // What one round's staging may take (witness_max_staging_ns); none where
@@ -124,23 +124,23 @@ struct SubmissionInfo {
 struct BuildInfo {
   std::string status = "ok";  // "ok" | "failed" | "unavailable"
   std::string reason;
-  std::string log_excerpt;    // the compiler's first errors
-  std::string log_path;       // the full build log, when there is one
+  std::string log_excerpt;  // the compiler's first errors
+  std::string log_path;     // the full build log, when there is one
 };
 
 struct DimensionScore {
   bool measured = false;  // false when the run held no case of this dimension
   double score = 0;       // 0..100
   double weight = 0;
-  std::string detail;     // e.g. "27/28 cases pass"
+  std::string detail;  // e.g. "27/28 cases pass"
 };
 
 struct Scores {
   std::map<std::string, DimensionScore> dimensions;
   double overall = 0;
   std::string grade;
-  bool capped = false;   // a core correctness case failed: overall held to C at most
-  bool ranked = true;    // false for mutants, controls and impossible speeds
+  bool capped = false;  // a core correctness case failed: overall held to C at most
+  bool ranked = true;   // false for mutants, controls and impossible speeds
   std::vector<std::string> notes;
 };
 

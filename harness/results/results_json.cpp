@@ -23,11 +23,10 @@ const DeviceInfo* RunResults::device(const std::string& id) const {
 
 namespace {
 
-
 json to_json(const HostInfo& h) {
-  return json{{"hostname", h.hostname},           {"os", h.os},
-              {"cpu_model", h.cpu_model},         {"logical_cores", h.logical_cores},
-              {"memory_bytes", h.memory_bytes},   {"last_level_cache_bytes", h.last_level_cache_bytes}};
+  return json{{"hostname", h.hostname},         {"os", h.os},
+              {"cpu_model", h.cpu_model},       {"logical_cores", h.logical_cores},
+              {"memory_bytes", h.memory_bytes}, {"last_level_cache_bytes", h.last_level_cache_bytes}};
 }
 
 HostInfo host_from_json(const json& j) {
@@ -126,27 +125,26 @@ json to_json(const RunResults& r) {
     entries.push_back(json{{"challenge", e.challenge},
                            {"submission", to_json(e.submission)},
                            {"device", e.device},
-                           {"build", json{{"status", e.build.status}, {"reason", e.build.reason}, {"log_excerpt", e.build.log_excerpt},
-                                     {"log", e.build.log_path}}},
+                           {"build", json{{"status", e.build.status},
+                                          {"reason", e.build.reason},
+                                          {"log_excerpt", e.build.log_excerpt},
+                                          {"log", e.build.log_path}}},
                            {"cases", cases},
                            {"scores", e.scores ? to_json(*e.scores) : json(nullptr)}});
   }
   json devices = json::array();
   for (const auto& d : r.devices) devices.push_back(to_json(d));
   json run{{"harness_version", r.run.harness_version},
-                           {"started", r.run.started},
-                           {"finished", r.run.finished},
-                           {"git_commit", r.run.git_commit},
-                           {"command_line", r.run.command_line},
-                           {"seed", r.run.seed},
-                           {"host", to_json(r.run.host)},
-                           {"options", r.run.options},
-                           {"complete", r.run.complete}};
+           {"started", r.run.started},
+           {"finished", r.run.finished},
+           {"git_commit", r.run.git_commit},
+           {"command_line", r.run.command_line},
+           {"seed", r.run.seed},
+           {"host", to_json(r.run.host)},
+           {"options", r.run.options},
+           {"complete", r.run.complete}};
   if (!r.run.sandbox.empty()) run["sandbox"] = r.run.sandbox;
-  return json{{"schema", kResultsSchema},
-              {"run", run},
-              {"devices", devices},
-              {"results", entries}};
+  return json{{"schema", kResultsSchema}, {"run", run}, {"devices", devices}, {"results", entries}};
 }
 
 namespace {
@@ -158,8 +156,8 @@ void check_unique_entries_and_cases(const RunResults& r) {
   std::set<std::tuple<std::string, std::string, std::string>> entries;
   for (const EntryResult& e : r.entries) {
     if (!entries.emplace(e.challenge, e.submission.name, e.device).second) {
-      throw UsageError(fmt::format("the entry of {} / {} on {} appears more than once", e.challenge, e.submission.name,
-                                   e.device));
+      throw UsageError(
+          fmt::format("the entry of {} / {} on {} appears more than once", e.challenge, e.submission.name, e.device));
     }
     std::set<std::string> ids;
     for (const CaseResult& c : e.cases) {

@@ -38,8 +38,9 @@ std::vector<CaseSpec> expected_cases(const Challenge& challenge, const Submissio
   for (const auto& id : wanted) {
     const bool known = std::any_of(matrix.begin(), matrix.end(), [&](const CaseSpec& c) { return c.id == id; });
     if (!known) {
-      throw UsageError(fmt::format("{}: \"expect\" names case '{}', which {} does not have (see `harness list {} --cases`)",
-                                   submission.manifest_path, id, challenge.name(), challenge.name()));
+      throw UsageError(
+          fmt::format("{}: \"expect\" names case '{}', which {} does not have (see `harness list {} --cases`)",
+                      submission.manifest_path, id, challenge.name(), challenge.name()));
     }
   }
   std::vector<CaseSpec> selected;
@@ -125,19 +126,21 @@ void check_case_ids(const RunSelection& s, const std::vector<const Challenge*>& 
       }
     }
     if (!suite_of_id.empty()) {
-      throw UsageError(fmt::format("no case '{}' in the selected suites: it is a case of the {} suite, which --suite leaves out",
-                                   id, suite_of_id));
+      throw UsageError(
+          fmt::format("no case '{}' in the selected suites: it is a case of the {} suite, which --suite leaves out", id,
+                      suite_of_id));
     }
     if (!owners.empty()) {
-      throw UsageError(fmt::format("no case '{}' in {}: it is a case of {} (select that challenge, or {})", id, selected,
-                                   fmt::join(owners, ", "), list_hint));
+      throw UsageError(fmt::format("no case '{}' in {}: it is a case of {} (select that challenge, or {})", id,
+                                   selected, fmt::join(owners, ", "), list_hint));
     }
     throw UsageError(fmt::format("no case '{}' in {}, nor in any other challenge ({})", id, selected, list_hint));
   }
 }
 
 // Every -s name must be a submission (or built-in control) of a selected challenge.
-void check_submission_names(const RunSelection& s, const Catalog& catalog, const std::vector<const Challenge*>& challenges) {
+void check_submission_names(const RunSelection& s, const Catalog& catalog,
+                            const std::vector<const Challenge*>& challenges) {
   for (const auto& name : s.submissions) {
     bool known = false;
     for (ControlKind kind : all_controls()) known = known || control_name(kind) == name;
@@ -238,11 +241,14 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
       const bool mutant = is_unranked_role(candidate.submission.role);
       // Mutants run only when asked for, by flag or by name.
       if (mutant && !s.with_mutants && !s.only_mutants && !named) continue;
-      if (s.only_mutants && !mutant && candidate.submission.role != "reference" && candidate.submission.role != "baseline") continue;
+      if (s.only_mutants && !mutant && candidate.submission.role != "reference" &&
+          candidate.submission.role != "baseline")
+        continue;
       const bool own_cases = candidate.submission.expect && !candidate.submission.expect->cases.empty();
-      const std::vector<CaseSpec> entry_cases = own_cases       ? expected_cases(*challenge, candidate.submission, s)
-                                                : s.only_mutants ? selftest_cases(challenge->name(), candidate.submission, cases)
-                                                                 : cases;
+      const std::vector<CaseSpec> entry_cases = own_cases ? expected_cases(*challenge, candidate.submission, s)
+                                                : s.only_mutants
+                                                    ? selftest_cases(challenge->name(), candidate.submission, cases)
+                                                    : cases;
       if (entry_cases.empty()) continue;
       for (const DeviceInfo* device : devices_for(candidate.submission.device, devices)) {
         PlannedEntry entry = candidate;
@@ -265,15 +271,16 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
       }
       entry.cases = std::move(kept);
     }
-    plan.entries.erase(std::remove_if(plan.entries.begin(), plan.entries.end(),
-                                      [](const PlannedEntry& e) { return e.cases.empty(); }),
-                       plan.entries.end());
+    plan.entries.erase(
+        std::remove_if(plan.entries.begin(), plan.entries.end(), [](const PlannedEntry& e) { return e.cases.empty(); }),
+        plan.entries.end());
     // An empty shard would exit 0 having judged nothing, which a CI matrix
     // would read as a pass: more shards than cases is a mistake to fix.
     if (plan.entries.empty() && position > 0) {
-      throw UsageError(fmt::format("--shard {}/{}: this shard gets no case: the selection holds {} case{}, so at most {} "
-                                   "shard{} can hold any",
-                                   index, count, position, position == 1 ? "" : "s", position, position == 1 ? "" : "s"));
+      throw UsageError(
+          fmt::format("--shard {}/{}: this shard gets no case: the selection holds {} case{}, so at most {} "
+                      "shard{} can hold any",
+                      index, count, position, position == 1 ? "" : "s", position, position == 1 ? "" : "s"));
     }
   }
   return plan;

@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "harness/device/device_info.h"
-#include "harness/results/results.h"
 #include "harness/challenge_api/challenge.h"
+#include "harness/device/device_info.h"
 #include "harness/executors/control_executor.h"
+#include "harness/results/results.h"
 #include "harness/submissions/catalog.h"
 
 namespace harness {
@@ -34,11 +34,11 @@ struct PlannedEntry {
   const Challenge* challenge = nullptr;
   SubmissionInfo submission;
   BuildInfo build;
-  std::string library;                  // compiled submissions
+  std::string library;                       // compiled submissions
   std::vector<std::string> process_command;  // process submissions
-  std::string folder;                   // the submission's folder
-  std::vector<std::string> include_dirs;  // the manifest's, absolute: a process submission may read them too
-  std::optional<ControlKind> control;   // built-in negative controls
+  std::string folder;                        // the submission's folder
+  std::vector<std::string> include_dirs;     // the manifest's, absolute: a process submission may read them too
+  std::optional<ControlKind> control;        // built-in negative controls
   const DeviceInfo* device = nullptr;
   std::vector<CaseSpec> cases;
 };

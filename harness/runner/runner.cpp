@@ -4,17 +4,17 @@
 
 #include <filesystem>
 
+#include "harness/challenge_api/case_context.h"
 #include "harness/core/clock.h"
 #include "harness/core/error.h"
 #include "harness/core/files.h"
 #include "harness/core/rng.h"
 #include "harness/core/utf8.h"
-#include "harness/challenge_api/case_context.h"
 #include "harness/executors/control_executor.h"
-#include "harness/runner/failure_verdict.h"
-#include "harness/results/bandwidth_figures.h"
 #include "harness/executors/process_executor.h"
 #include "harness/executors/worker_executor.h"
+#include "harness/results/bandwidth_figures.h"
+#include "harness/runner/failure_verdict.h"
 #include "harness/sandbox/memory_limit.h"
 #include "harness/sandbox/sandbox.h"
 #include "harness/witness/witness_parts.h"

@@ -7,10 +7,10 @@
 #include <functional>
 #include <string>
 
+#include "harness/challenge_api/run_settings.h"
 #include "harness/results/results.h"
 #include "harness/runner/run_plan.h"
 #include "harness/runner/speed_of_light.h"
-#include "harness/challenge_api/run_settings.h"
 
 namespace harness {
 

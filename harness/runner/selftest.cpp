@@ -24,7 +24,8 @@ std::vector<SelftestFinding> evaluate_selftest(const RunResults& results) {
         ++in_suite;
         if (c.verdict == x.verdict) ++matching;
       }
-      f.expected = fmt::format("{} in {}{}", verdict_name(x.verdict), suite_name(x.suite), x.every_case ? ", every case" : "");
+      f.expected =
+          fmt::format("{} in {}{}", verdict_name(x.verdict), suite_name(x.suite), x.every_case ? ", every case" : "");
       f.observed = verdict_counts(e, x.suite);
       f.ok = x.every_case ? in_suite > 0 && matching == in_suite : matching > 0;
       if (x.verdict == Verdict::sandbox_violation && !ptrace_kills_the_worker()) {
@@ -33,8 +34,9 @@ std::vector<SelftestFinding> evaluate_selftest(const RunResults& results) {
         // has met its expectation in this build.
         size_t refused = 0;
         for (const auto& c : e.cases) {
-          refused += c.suite == x.suite && (c.verdict == x.verdict ||
-                                            (c.verdict == Verdict::pass && c.worker_output.find(": stopped") != std::string::npos));
+          refused += c.suite == x.suite &&
+                     (c.verdict == x.verdict ||
+                      (c.verdict == Verdict::pass && c.worker_output.find(": stopped") != std::string::npos));
         }
         f.ok = x.every_case ? in_suite > 0 && refused == in_suite : refused > 0;
       }
@@ -50,7 +52,8 @@ std::vector<SelftestFinding> evaluate_selftest(const RunResults& results) {
         f.ok = true;
         f.observed += " (not judged: memory is not witnessed under AddressSanitizer)";
       }
-    } else if (e.submission.role == "reference" || e.submission.role == "baseline" || e.submission.role == "float32-control") {
+    } else if (e.submission.role == "reference" || e.submission.role == "baseline" ||
+               e.submission.role == "float32-control") {
       f.expected = "no failing case";
       f.observed = verdict_counts(e);
       f.ok = !e.cases.empty();

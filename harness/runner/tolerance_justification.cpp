@@ -42,7 +42,8 @@ ToleranceFact passes(const EntryResult& e, const std::string& kind, const std::s
     return f;
   }
   f.ok = worst <= 1.0;
-  f.observed = fmt::format("{} {:.3g} of it (worst: {})", f.ok ? "passes, using at most" : "FAILS, using", worst, worst_case);
+  f.observed =
+      fmt::format("{} {:.3g} of it (worst: {})", f.ok ? "passes, using at most" : "FAILS, using", worst, worst_case);
   return f;
 }
 
@@ -62,14 +63,17 @@ ToleranceFact fails(const EntryResult& e, const std::string& metric, Suite suite
     most = std::max(most, used);
   }
   f.ok = beyond >= needed && needed > 0;
-  const std::string how_far = beyond == 0 ? "" : most >= 1e100 ? fmt::format(", {:.3g}x up to non-finite", least)
-                                                               : fmt::format(", {:.3g}x to {:.3g}x", least, most);
-  f.observed = fmt::format("{} beyond it on {} of {} {} cases (needs {}){}", f.ok ? "fails," : "DOES NOT FAIL enough:",
-                           beyond, in_suite, suite_name(suite), needed, how_far);
+  const std::string how_far = beyond == 0     ? ""
+                              : most >= 1e100 ? fmt::format(", {:.3g}x up to non-finite", least)
+                                              : fmt::format(", {:.3g}x to {:.3g}x", least, most);
+  f.observed =
+      fmt::format("{} beyond it on {} of {} {} cases (needs {}){}", f.ok ? "fails," : "DOES NOT FAIL enough:", beyond,
+                  in_suite, suite_name(suite), needed, how_far);
   return f;
 }
 
-std::vector<const EntryResult*> entries_named(const RunResults& results, const std::string& challenge, const std::string& name) {
+std::vector<const EntryResult*> entries_named(const RunResults& results, const std::string& challenge,
+                                              const std::string& name) {
   std::vector<const EntryResult*> found;
   for (const auto& e : results.entries) {
     if (e.challenge == challenge && e.submission.name == name && !e.cases.empty()) found.push_back(&e);
@@ -79,8 +83,8 @@ std::vector<const EntryResult*> entries_named(const RunResults& results, const s
 
 }  // namespace
 
-ToleranceJustification justify_tolerance(const RunResults& results, const std::string& challenge, const std::string& key,
-                                         const nlohmann::json& tolerance) {
+ToleranceJustification justify_tolerance(const RunResults& results, const std::string& challenge,
+                                         const std::string& key, const nlohmann::json& tolerance) {
   ToleranceJustification j;
   j.challenge = challenge;
   j.tolerance = key;
@@ -111,7 +115,8 @@ ToleranceJustification justify_tolerance(const RunResults& results, const std::s
     HARNESS_FAIL("{}: justified_by: {}", where(), e.what());
   }
   for (const char* kind : kKinds) {
-    const bool any = std::any_of(j.facts.begin(), j.facts.end(), [&](const ToleranceFact& f) { return f.kind == kind; });
+    const bool any =
+        std::any_of(j.facts.begin(), j.facts.end(), [&](const ToleranceFact& f) { return f.kind == kind; });
     if (!any) j.missing.push_back(kind);
   }
   return j;
@@ -122,7 +127,8 @@ std::set<Suite> justification_suites(const std::string& challenge, const std::st
   for (const auto& [key, tolerance] : challenge_config(challenge).tolerances.items()) {
     if (!tolerance.contains("justified_by") || !tolerance["justified_by"].contains("mutants")) continue;
     for (const auto& m : tolerance["justified_by"]["mutants"]) {
-      if (m.value("name", std::string()) == mutant) suites.insert(suite_from_name(m.value("suite", std::string("correctness"))));
+      if (m.value("name", std::string()) == mutant)
+        suites.insert(suite_from_name(m.value("suite", std::string("correctness"))));
     }
   }
   return suites;

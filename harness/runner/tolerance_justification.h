@@ -43,8 +43,8 @@ std::vector<ToleranceJustification> justify_tolerances(const RunResults& results
 // it must be beyond the tolerance. Throws HarnessError naming the file when
 // "justified_by" is malformed. E.g. {"metric": "y_tolerance_used", "references": ["cpu-fast"],
 //   "sound": ["float32-numpy"], "mutants": [{"name": "cpu-mutant-sample-variance", "cases": 7}]}
-ToleranceJustification justify_tolerance(const RunResults& results, const std::string& challenge, const std::string& key,
-                                         const nlohmann::json& tolerance);
+ToleranceJustification justify_tolerance(const RunResults& results, const std::string& challenge,
+                                         const std::string& key, const nlohmann::json& tolerance);
 
 // The suites on which `challenge`'s tolerances need `mutant` to fail (its
 // entries under "justified_by"): a selftest runs a mutant on these too.

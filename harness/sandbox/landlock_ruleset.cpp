@@ -25,10 +25,10 @@ namespace {
 // The uapi header of the build machine may predate the running kernel: the
 // rights and scopes of later ABIs are spelled out here.
 constexpr uint64_t kExecute = 1ull << 0, kWriteFile = 1ull << 1, kReadFile = 1ull << 2, kReadDir = 1ull << 3;
-constexpr uint64_t kRefer = 1ull << 13;     // ABI 2
-constexpr uint64_t kTruncate = 1ull << 14;  // ABI 3
-constexpr uint64_t kIoctlDev = 1ull << 15;  // ABI 5
-constexpr uint64_t kNetBindTcp = 1ull << 0, kNetConnectTcp = 1ull << 1;  // ABI 4
+constexpr uint64_t kRefer = 1ull << 13;                                       // ABI 2
+constexpr uint64_t kTruncate = 1ull << 14;                                    // ABI 3
+constexpr uint64_t kIoctlDev = 1ull << 15;                                    // ABI 5
+constexpr uint64_t kNetBindTcp = 1ull << 0, kNetConnectTcp = 1ull << 1;       // ABI 4
 constexpr uint64_t kScopeAbstractUnix = 1ull << 0, kScopeSignal = 1ull << 1;  // ABI 6
 constexpr uint32_t kRuleTypePathBeneath = 1;
 constexpr uint32_t kCreateRulesetVersion = 1u << 0;
@@ -59,14 +59,14 @@ uint64_t file_rights(int abi) { return (kExecute | kWriteFile | kReadFile | kTru
 // What every worker reads: libraries, the interpreter and its packages,
 // configuration (ld.so.cache, locales), /proc and /sys (the CPU count, the
 // CUDA driver's state; /proc/<harness>/mem stays closed: see SECURITY.md).
-const char* const kSystemReadable[] = {"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin",
-                                       "/sbin", "/etc", "/opt", "/proc", "/sys"};
+const char* const kSystemReadable[] = {"/usr",  "/lib", "/lib32", "/lib64", "/libx32", "/bin",
+                                       "/sbin", "/etc", "/opt",   "/proc",  "/sys"};
 const char* const kDeviceFiles[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
 
 void add_path_rule(int ruleset, const std::string& path, uint64_t rights, int abi) {
   const int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
   if (fd == -1) return;  // a path this machine lacks needs no rule
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) rights &= file_rights(abi);
   PathBeneathAttr rule{rights, fd};
   const long rc = ::syscall(SYS_landlock_add_rule, ruleset, kRuleTypePathBeneath, &rule, 0);
@@ -96,9 +96,9 @@ int landlock_abi(std::string* why) {
   const long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, kCreateRulesetVersion);
   if (abi < 0) {
     if (why) {
-      *why = errno == EOPNOTSUPP ? "Landlock is built into this kernel but not enabled (boot with lsm=...,landlock)"
-                                 : fmt::format("this kernel has no Landlock (landlock_create_ruleset: {})",
-                                               std::strerror(errno));
+      *why = errno == EOPNOTSUPP
+                 ? "Landlock is built into this kernel but not enabled (boot with lsm=...,landlock)"
+                 : fmt::format("this kernel has no Landlock (landlock_create_ruleset: {})", std::strerror(errno));
     }
     return 0;
   }
@@ -131,10 +131,9 @@ std::set<std::string> readable_paths(const SandboxRequest& request) {
   }
   if (const char* home = std::getenv("HOME"); home && *home) search_paths.push_back(std::string(home) + "/.local/lib");
   for (const std::string& path : search_paths) {
-    const bool private_overlap = std::any_of(request.private_paths.begin(), request.private_paths.end(),
-                                             [&](const std::string& kept) {
-                                               return path_holds(path, kept) || path_holds(kept, path);
-                                             });
+    const bool private_overlap =
+        std::any_of(request.private_paths.begin(), request.private_paths.end(),
+                    [&](const std::string& kept) { return path_holds(path, kept) || path_holds(kept, path); });
     if (!private_overlap) readable.insert(path);
   }
   return readable;
@@ -164,7 +163,8 @@ int make_landlock_ruleset(const SandboxRequest& request, int abi) {
       // /dev/nvidia0, nvidiactl, nvidia-uvm, ...: opened read-write, driven by ioctl.
       if (DIR* dev = ::opendir("/dev")) {
         while (const dirent* entry = ::readdir(dev)) {
-          if (std::strncmp(entry->d_name, "nvidia", 6) == 0) add_path_rule(fd, std::string("/dev/") + entry->d_name, device, abi);
+          if (std::strncmp(entry->d_name, "nvidia", 6) == 0)
+            add_path_rule(fd, std::string("/dev/") + entry->d_name, device, abi);
         }
         ::closedir(dev);
       }
@@ -182,7 +182,8 @@ const char* landlock_allow_own_process_files(int ruleset_fd, int abi) {
   const int own = ::open("/proc/self", O_PATH | O_DIRECTORY);  // not close-on-exec: see the header
   if (own == -1) return "open(/proc/self)";
   PathBeneathAttr rule{kWriteFile | (abi >= 3 ? kTruncate : 0), own};
-  if (::syscall(SYS_landlock_add_rule, ruleset_fd, kRuleTypePathBeneath, &rule, 0) != 0) return "landlock_add_rule(/proc/self)";
+  if (::syscall(SYS_landlock_add_rule, ruleset_fd, kRuleTypePathBeneath, &rule, 0) != 0)
+    return "landlock_add_rule(/proc/self)";
   return nullptr;
 }
 

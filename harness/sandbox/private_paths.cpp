@@ -7,7 +7,8 @@
 
 namespace harness {
 
-void refuse_reads_of_private_paths(const std::set<std::string>& readable, const std::vector<std::string>& private_paths) {
+void refuse_reads_of_private_paths(const std::set<std::string>& readable,
+                                   const std::vector<std::string>& private_paths) {
   for (const std::string& private_path : private_paths) {
     for (const std::string& path : readable) {
       if (path_holds(path, private_path)) {

@@ -13,6 +13,7 @@ namespace harness {
 
 // Throws UntrustedInputError naming the first readable path that holds or
 // lies inside a private path (both compared after resolving symbolic links).
-void refuse_reads_of_private_paths(const std::set<std::string>& readable, const std::vector<std::string>& private_paths);
+void refuse_reads_of_private_paths(const std::set<std::string>& readable,
+                                   const std::vector<std::string>& private_paths);
 
 }  // namespace harness

@@ -21,7 +21,7 @@ uint64_t processes_of_this_user() {
   uint64_t count = 0;
   while (const dirent* entry = ::readdir(proc)) {
     if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-    struct stat st{};
+    struct stat st {};
     if (::stat((std::string("/proc/") + entry->d_name).c_str(), &st) == 0 && st.st_uid == uid) ++count;
   }
   ::closedir(proc);

@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 #include "harness/core/error.h"
@@ -72,8 +72,10 @@ uint64_t parse_memory_size(const std::string& text) {
   if (unit == "G" || unit == "GiB") scale = 1ull << 30;
   if (unit == "T" || unit == "TiB") scale = 1ull << 40;
   if (digits == 0 || digits > 12 || scale == 0) {
-    throw UsageError(fmt::format("--memory-limit '{}' is not a size: write bytes or a number with K, M, G or T "
-                                 "(e.g. 8G), or 'none'", text));
+    throw UsageError(
+        fmt::format("--memory-limit '{}' is not a size: write bytes or a number with K, M, G or T "
+                    "(e.g. 8G), or 'none'",
+                    text));
   }
   const uint64_t value = std::stoull(text.substr(0, digits)) * scale;
   if (value < (64ull << 20)) {
@@ -98,7 +100,9 @@ PreparedSandbox::PreparedSandbox(const SandboxRequest& request) : parts_(std::ma
   prepare_harness_process();
   warn_about_missing_sandbox_parts();
   const auto disabled = disabled_sandbox_parts();
-  const auto off = [&](const char* part) { return std::find(disabled.begin(), disabled.end(), part) != disabled.end(); };
+  const auto off = [&](const char* part) {
+    return std::find(disabled.begin(), disabled.end(), part) != disabled.end();
+  };
   const SandboxSettings& settings = sandbox_settings();
 
   parts_->limits_on = !off("rlimits");
@@ -178,18 +182,23 @@ bool ended_by_sandbox(int wait_status) { return WIFSIGNALED(wait_status) && WTER
 
 nlohmann::json sandbox_description() {
   const auto disabled = disabled_sandbox_parts();
-  const auto off = [&](const char* part) { return std::find(disabled.begin(), disabled.end(), part) != disabled.end(); };
+  const auto off = [&](const char* part) {
+    return std::find(disabled.begin(), disabled.end(), part) != disabled.end();
+  };
   const SandboxSettings& settings = sandbox_settings();
   nlohmann::json d = nlohmann::json::object();
   const std::string& seccomp_missing = seccomp_unavailable_reason();
-  d["seccomp"] = off("seccomp") ? "off: HARNESS_SANDBOX_DISABLE"
-                 : seccomp_missing.empty() ? "on" : "unavailable: " + seccomp_missing;
+  d["seccomp"] = off("seccomp")            ? "off: HARNESS_SANDBOX_DISABLE"
+                 : seccomp_missing.empty() ? "on"
+                                           : "unavailable: " + seccomp_missing;
   std::string why;
   const int abi = landlock_abi(&why);
   d["landlock"] = off("landlock") ? "off: HARNESS_SANDBOX_DISABLE"
-                  : abi > 0 ? fmt::format("on (ABI {}{})", abi, abi >= 6 ? "" : "; signals to the harness are "
-                                                                               "stopped by seccomp alone")
-                            : "unavailable: " + why;
+                  : abi > 0       ? fmt::format("on (ABI {}{})", abi,
+                                          abi >= 6 ? ""
+                                                         : "; signals to the harness are "
+                                                           "stopped by seccomp alone")
+                                  : "unavailable: " + why;
   d["capabilities"] = off("caps") ? "kept: HARNESS_SANDBOX_DISABLE" : "dropped";
   d["harness_not_dumpable"] = !off("dumpable");
   d["subreaper"] = !off("reaper");
@@ -201,8 +210,9 @@ nlohmann::json sandbox_description() {
                                  : "CPU workers and process submissions; not CUDA workers (CUDA reserves more "
                                    "address space than any limit that means something)";
   d["file_size_limit_bytes"] = settings.file_size_limit_bytes;
-  d["processes"] = "compiled workers: none (threads only); process submissions: RLIMIT_NPROC, which binds no root "
-                   "process, and every descendant killed when the process ends";
+  d["processes"] =
+      "compiled workers: none (threads only); process submissions: RLIMIT_NPROC, which binds no root "
+      "process, and every descendant killed when the process ends";
   d["disabled"] = disabled;
   return d;
 }
@@ -216,7 +226,8 @@ void warn_about_missing_sandbox_parts() {
       if (state.rfind("on", 0) != 0) std::fprintf(stderr, "harness: sandbox: %s is %s\n", part, state.c_str());
     }
     if (!d["disabled"].empty()) {
-      std::fprintf(stderr, "harness: sandbox: switched off by HARNESS_SANDBOX_DISABLE: %s\n", d["disabled"].dump().c_str());
+      std::fprintf(stderr, "harness: sandbox: switched off by HARNESS_SANDBOX_DISABLE: %s\n",
+                   d["disabled"].dump().c_str());
     }
   });
 }

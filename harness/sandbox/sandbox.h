@@ -5,14 +5,13 @@
 // for a test of its exploit; docs/SECURITY.md says what each one stops.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <sys/types.h>
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace harness {
 
@@ -25,16 +24,16 @@ struct SandboxRequest {
   // readable. Not for the worker and its library: two levels above them lie
   // the project and every other submission's build.
   std::vector<std::string> programs;
-  std::string writable;               // its scratch folder; empty: none
+  std::string writable;  // its scratch folder; empty: none
   // The harness's own folders, which no readable path may hold or lie in
   // (harness/sandbox/private_paths.h); the writable folder may lie in one.
   std::vector<std::string> private_paths;
-  bool may_start_processes = false;   // process submissions may fork (a shell, an interpreter's shim)
-  bool cuda = false;                  // a CUDA worker: no address-space limit, the GPU's device files
+  bool may_start_processes = false;  // process submissions may fork (a shell, an interpreter's shim)
+  bool cuda = false;                 // a CUDA worker: no address-space limit, the GPU's device files
 };
 
 struct SandboxSettings {
-  uint64_t memory_limit_bytes = 8ull << 30;  // address space of a worker; 0: no limit
+  uint64_t memory_limit_bytes = 8ull << 30;     // address space of a worker; 0: no limit
   uint64_t file_size_limit_bytes = 1ull << 30;  // any file it writes, its log included
 };
 

@@ -66,13 +66,43 @@ std::vector<sock_filter> build_seccomp_program(const SeccompOptions& options) {
   // Things a library might probe for and cope without: they fail with EPERM
   // so that Python, NumPy and the CUDA runtime still start.
   add_rule(ctx.get(), refuse, "socket", {SCMP_A0_32(SCMP_CMP_NE, AF_UNIX)});  // glibc's name service uses AF_UNIX
-  for (const char* name : {"io_uring_setup", "io_uring_enter", "io_uring_register",  // I/O out of seccomp's sight
-                           "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree",
-                           "fsopen", "fsmount", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key",
-                           "request_key", "pidfd_open", "pidfd_getfd", "pidfd_send_signal", "kcmp",
-                           "open_by_handle_at", "name_to_handle_at", "kexec_load", "kexec_file_load", "init_module",
-                           "finit_module", "delete_module", "reboot", "swapon", "swapoff", "acct", "quotactl",
-                           "process_madvise", "process_mrelease"}) {
+  for (const char* name : {"io_uring_setup",
+                           "io_uring_enter",
+                           "io_uring_register",  // I/O out of seccomp's sight
+                           "unshare",
+                           "setns",
+                           "mount",
+                           "umount2",
+                           "pivot_root",
+                           "chroot",
+                           "move_mount",
+                           "open_tree",
+                           "fsopen",
+                           "fsmount",
+                           "bpf",
+                           "perf_event_open",
+                           "userfaultfd",
+                           "keyctl",
+                           "add_key",
+                           "request_key",
+                           "pidfd_open",
+                           "pidfd_getfd",
+                           "pidfd_send_signal",
+                           "kcmp",
+                           "open_by_handle_at",
+                           "name_to_handle_at",
+                           "kexec_load",
+                           "kexec_file_load",
+                           "init_module",
+                           "finit_module",
+                           "delete_module",
+                           "reboot",
+                           "swapon",
+                           "swapoff",
+                           "acct",
+                           "quotactl",
+                           "process_madvise",
+                           "process_mrelease"}) {
     add_rule(ctx.get(), refuse, name);
   }
   // Non-dumpable, a process's memory map is closed to the harness, which
@@ -81,7 +111,8 @@ std::vector<sock_filter> build_seccomp_program(const SeccompOptions& options) {
   if (!options.may_make_memory_files) {
     for (const char* name : {"memfd_create", "memfd_secret", "shmget"}) add_rule(ctx.get(), refuse, name);
   }
-  for (const uint64_t flag : kNamespaceFlags) add_rule(ctx.get(), refuse, "clone", {SCMP_A0_64(SCMP_CMP_MASKED_EQ, flag, flag)});
+  for (const uint64_t flag : kNamespaceFlags)
+    add_rule(ctx.get(), refuse, "clone", {SCMP_A0_64(SCMP_CMP_MASKED_EQ, flag, flag)});
   // clone3 passes its flags in memory, out of a filter's reach: ENOSYS makes
   // glibc fall back to clone, whose flags the rules above and below see.
   add_rule(ctx.get(), SCMP_ACT_ERRNO(ENOSYS), "clone3");
@@ -158,7 +189,8 @@ const char* install_signal_filter() {
 
 const char* install_seccomp(const std::vector<sock_filter>& program) {
   sock_fprog main_program{static_cast<unsigned short>(program.size()), const_cast<sock_filter*>(program.data())};
-  if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &main_program) != 0) return "prctl(PR_SET_SECCOMP) of the main filter";
+  if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &main_program) != 0)
+    return "prctl(PR_SET_SECCOMP) of the main filter";
   return install_signal_filter();
 }
 

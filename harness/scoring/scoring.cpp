@@ -4,8 +4,8 @@
 #include <cmath>
 #include <map>
 
-#include "harness/core/error.h"
 #include "harness/challenge_api/challenge.h"
+#include "harness/core/error.h"
 
 namespace harness {
 
@@ -67,7 +67,9 @@ DimensionScore graded_stability(const EntryResult& entry) {
   }
   if (judged_count == 0 || graded == 0) return d;
   d.score = sum / static_cast<double>(judged_count);
-  const char* tier = failed ? "beyond float32 on some input" : worst_loss <= kFloat64GradeLoss ? "float64-grade" : "float32-sound";
+  const char* tier = failed                            ? "beyond float32 on some input"
+                     : worst_loss <= kFloat64GradeLoss ? "float64-grade"
+                                                       : "float32-sound";
   d.detail += fmt::format("; {}, precision loss {:.2f}", tier, worst_loss);
   return d;
 }
@@ -106,12 +108,14 @@ DimensionScore performance(const EntryResult& entry, const EntryResult* baseline
   }
   d.measured = counted > 0;
   d.score = counted ? sum / static_cast<double>(counted) : 0.0;
-  d.detail = fmt::format("{} perf cases; full marks at {:.0f}% of each case's roofline and {:.0f}x the baseline", counted,
-                         100 * p.full_marks_peak_fraction, p.full_marks_speedup);
+  d.detail = fmt::format("{} perf cases; full marks at {:.0f}% of each case's roofline and {:.0f}x the baseline",
+                         counted, 100 * p.full_marks_peak_fraction, p.full_marks_speedup);
   if (unsupported) d.detail += fmt::format("; {} declared unsupported, scored 0", unsupported);
   if (counted && with_speedup < counted - unsupported) {
-    notes.push_back(fmt::format("performance: {} of {} perf cases scored on bandwidth alone (no passing baseline "
-                                "timing of the same case in these results)", counted - unsupported - with_speedup, counted));
+    notes.push_back(
+        fmt::format("performance: {} of {} perf cases scored on bandwidth alone (no passing baseline "
+                    "timing of the same case in these results)",
+                    counted - unsupported - with_speedup, counted));
   }
   return d;
 }
@@ -136,8 +140,8 @@ std::string grade_for(double overall) {
     double min;
     const char* grade;
   };
-  static const Step steps[] = {{97, "A+"}, {93, "A"},  {90, "A-"}, {87, "B+"}, {83, "B"}, {80, "B-"},
-                               {77, "C+"}, {73, "C"},  {70, "C-"}, {60, "D"}};
+  static const Step steps[] = {{97, "A+"}, {93, "A"},  {90, "A-"}, {87, "B+"}, {83, "B"},
+                               {80, "B-"}, {77, "C+"}, {73, "C"},  {70, "C-"}, {60, "D"}};
   for (const Step& s : steps) {
     if (overall >= s.min) return s.grade;
   }

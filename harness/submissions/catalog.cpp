@@ -1,8 +1,8 @@
 #include "harness/submissions/catalog.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -145,7 +145,8 @@ bool is_configured_baseline(const SubmissionRecord& record) {
   const std::string configured = configured_baseline(record);
   if (configured.empty()) return false;
   std::error_code ec;
-  return std::filesystem::equivalent(std::filesystem::path(HARNESS_SOURCE_DIR) / configured, record.manifest->folder, ec);
+  return std::filesystem::equivalent(std::filesystem::path(HARNESS_SOURCE_DIR) / configured, record.manifest->folder,
+                                     ec);
 }
 
 // A process submission reads its include folders at run time (compiled
@@ -175,12 +176,13 @@ void refuse_unconfigured_baselines(std::vector<SubmissionRecord>& records) {
     if (!record.manifest || record.manifest->role != "baseline" || is_configured_baseline(record)) continue;
     const std::string configured = configured_baseline(record);
     record.manifest->role = "submission";  // never scored against, whatever else it is
-    refuse_to_build(record, configured.empty()
-                       ? fmt::format("role \"baseline\": challenges/{}/challenge.json names no {} baseline",
-                                     record.challenge, record.manifest->device)
-                       : fmt::format("role \"baseline\" belongs to the folder challenges/{}/challenge.json names for "
-                                     "{} (\"baselines\": {}), not to this one",
-                                     record.challenge, record.manifest->device, configured));
+    refuse_to_build(record,
+                    configured.empty()
+                        ? fmt::format("role \"baseline\": challenges/{}/challenge.json names no {} baseline",
+                                      record.challenge, record.manifest->device)
+                        : fmt::format("role \"baseline\" belongs to the folder challenges/{}/challenge.json names for "
+                                      "{} (\"baselines\": {}), not to this one",
+                                      record.challenge, record.manifest->device, configured));
   }
 }
 
@@ -201,7 +203,8 @@ void refuse_duplicate_names(std::vector<SubmissionRecord>& records) {
     if (!records[i].manifest) continue;
     const size_t kept = owner.at(std::make_pair(records[i].challenge, records[i].name));
     if (kept != i) {
-      refuse(records[i], fmt::format("the name '{}' is already used by {}", records[i].name, records[kept].manifest_path));
+      refuse(records[i],
+             fmt::format("the name '{}' is already used by {}", records[i].name, records[kept].manifest_path));
     }
   }
 }

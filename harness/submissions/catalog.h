@@ -14,11 +14,11 @@ namespace harness {
 
 struct SubmissionRecord {
   std::string manifest_path;
-  std::string root;  // the folder searched for it (submissions/, or one of HARNESS_EXTRA_SUBMISSIONS)
+  std::string root;                  // the folder searched for it (submissions/, or one of HARNESS_EXTRA_SUBMISSIONS)
   std::optional<Manifest> manifest;  // absent when the manifest is invalid
   std::string manifest_error;
   BuildInfo build;
-  std::string library;  // the shared library, when built
+  std::string library;                       // the shared library, when built
   std::vector<std::string> process_command;  // a process submission's resolved command
   std::string build_log_path;
 

@@ -15,9 +15,9 @@ using nlohmann::json;
 
 namespace {
 
-const std::set<std::string> kKnownKeys{"name",       "challenge",  "device",     "sources", "origin",
-                                       "description", "role",      "include_dirs", "defines", "flags",
-                                       "cuda_flags", "link_flags", "expect",       "kind",    "command"};
+const std::set<std::string> kKnownKeys{"name",        "challenge",  "device",       "sources", "origin",
+                                       "description", "role",       "include_dirs", "defines", "flags",
+                                       "cuda_flags",  "link_flags", "expect",       "kind",    "command"};
 const std::set<std::string> kRoles{"submission", "reference", "baseline", "mutant", "exploit", "float32-control"};
 
 [[noreturn]] void invalid(const std::string& path, const std::string& problem) {
@@ -86,13 +86,16 @@ Manifest parse_manifest(const json& doc, const std::string& path) {
   m.sources = string_list(doc, "sources", path);
   m.command = string_list(doc, "command", path);
   if (m.kind == "library" && m.sources.empty()) invalid(path, "\"sources\" lists no files");
-  if (m.kind == "library" && !m.command.empty()) invalid(path, "\"command\" is for process submissions (\"kind\": \"process\")");
-  if (m.kind == "process" && m.command.empty()) invalid(path, "a process submission needs \"command\": [program, arguments...]");
+  if (m.kind == "library" && !m.command.empty())
+    invalid(path, "\"command\" is for process submissions (\"kind\": \"process\")");
+  if (m.kind == "process" && m.command.empty())
+    invalid(path, "a process submission needs \"command\": [program, arguments...]");
   if (m.kind == "process" && m.device != "cpu") invalid(path, "a process submission runs on \"device\": \"cpu\"");
   m.origin = optional_string(doc, "origin", path);
   m.description = optional_string(doc, "description", path);
   if (doc.contains("role")) m.role = required_string(doc, "role", path);
-  if (!kRoles.count(m.role)) invalid(path, fmt::format("role \"{}\" must be one of: {}", m.role, fmt::join(kRoles, ", ")));
+  if (!kRoles.count(m.role))
+    invalid(path, fmt::format("role \"{}\" must be one of: {}", m.role, fmt::join(kRoles, ", ")));
   m.include_dirs = string_list(doc, "include_dirs", path);
   m.defines = string_list(doc, "defines", path);
   m.flags = string_list(doc, "flags", path);
@@ -121,7 +124,8 @@ Manifest parse_manifest(const json& doc, const std::string& path) {
   }
   const bool judged_by_expectation = m.role == "mutant" || m.role == "exploit";
   if (judged_by_expectation && !m.expect) {
-    invalid(path, fmt::format("{} needs \"expect\": the verdict the harness must give", m.role == "exploit" ? "an exploit" : "a mutant"));
+    invalid(path, fmt::format("{} needs \"expect\": the verdict the harness must give",
+                              m.role == "exploit" ? "an exploit" : "a mutant"));
   }
   if (!judged_by_expectation && m.expect) invalid(path, "\"expect\" is for mutants and exploits only");
   return m;

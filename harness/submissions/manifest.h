@@ -21,9 +21,9 @@ struct Manifest {
   std::string device;  // "cpu" | "cuda"
   std::string origin;
   std::string description;
-  std::string role = "submission";  // "submission", "reference", "baseline", "mutant", "exploit", "float32-control"
-  std::string kind = "library";     // "library" (compiled) or "process" (docs/PROCESS_PROTOCOL.md)
-  std::vector<std::string> command; // process: the program and its arguments
+  std::string role = "submission";   // "submission", "reference", "baseline", "mutant", "exploit", "float32-control"
+  std::string kind = "library";      // "library" (compiled) or "process" (docs/PROCESS_PROTOCOL.md)
+  std::vector<std::string> command;  // process: the program and its arguments
   std::vector<std::string> sources;
   std::vector<std::string> include_dirs;
   std::vector<std::string> defines;

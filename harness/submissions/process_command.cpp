@@ -54,16 +54,17 @@ std::optional<std::string> python_with_numpy(std::string* why) {
     tried.push_back(candidate);
   }
   *why = tried.empty() ? "no python3 found (install python3 and python3-numpy; scripts/install-deps.sh does)"
-                       : fmt::format("no python3 that can import numpy (tried {}; install python3-numpy, or set "
-                                     "HARNESS_PYTHON)",
-                                     fmt::join(tried, ", "));
+                       : fmt::format(
+                             "no python3 that can import numpy (tried {}; install python3-numpy, or set "
+                             "HARNESS_PYTHON)",
+                             fmt::join(tried, ", "));
   return std::nullopt;
 }
 
 }  // namespace
 
-std::optional<ResolvedCommand> resolve_process_command(const std::vector<std::string>& command, const std::string& folder,
-                                                       std::string* why) {
+std::optional<ResolvedCommand> resolve_process_command(const std::vector<std::string>& command,
+                                                       const std::string& folder, std::string* why) {
   if (command.empty()) {
     *why = "the manifest's \"command\" is empty";
     return std::nullopt;
@@ -78,7 +79,8 @@ std::optional<ResolvedCommand> resolve_process_command(const std::vector<std::st
     return resolved;
   }
   if (program.find('/') != std::string::npos) {
-    const std::string path = std::filesystem::path(program).is_absolute() ? program : (std::filesystem::path(folder) / program).string();
+    const std::string path =
+        std::filesystem::path(program).is_absolute() ? program : (std::filesystem::path(folder) / program).string();
     if (!is_executable(path)) {
       *why = fmt::format("'{}' is not an executable file", path);
       return std::nullopt;
@@ -88,9 +90,10 @@ std::optional<ResolvedCommand> resolve_process_command(const std::vector<std::st
     // (the folder two levels above it), which for the harness's worker is
     // the project and every submission's build.
     if (!path_holds(folder, path)) {
-      *why = fmt::format("'{}' lies outside the submission's folder: a process submission runs a program of its own "
-                         "folder, or one found on PATH by name",
-                         program);
+      *why = fmt::format(
+          "'{}' lies outside the submission's folder: a process submission runs a program of its own "
+          "folder, or one found on PATH by name",
+          program);
       return std::nullopt;
     }
     resolved.argv[0] = path;

@@ -17,7 +17,7 @@ struct ResolvedCommand {
 };
 
 // nullopt, with the reason in *why, when the command cannot run here.
-std::optional<ResolvedCommand> resolve_process_command(const std::vector<std::string>& command, const std::string& folder,
-                                                       std::string* why);
+std::optional<ResolvedCommand> resolve_process_command(const std::vector<std::string>& command,
+                                                       const std::string& folder, std::string* why);
 
 }  // namespace harness

@@ -75,7 +75,8 @@ bool TimingStopRule::done(const std::vector<double>& device_ns, double measured_
   if (count >= policy_.max_samples) return true;
   if (elapsed_ms >= policy_.max_ms && count >= kMinimumSamples) return true;
   // Every set must have been timed at least once after its last poisoning.
-  const bool enough = count >= std::max({policy_.min_samples, sets_, kMinimumSamples}) && measured_ns / 1e6 >= policy_.min_ms;
+  const bool enough =
+      count >= std::max({policy_.min_samples, sets_, kMinimumSamples}) && measured_ns / 1e6 >= policy_.min_ms;
   if (check_median) {
     const double median = running_median(device_ns);
     const bool steady = last_median_ > 0 && std::fabs(median - last_median_) <= policy_.settle_tolerance * median;

@@ -5,9 +5,9 @@
 // supplies how one call is prepared, made and timed.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -16,9 +16,9 @@
 namespace harness {
 
 struct TimedCall {
-  int32_t status = 0;   // the submission's status; anything but 0 stops the loop
-  double device_ns = 0; // the call alone (CUDA events, or the host clock)
-  double wall_ns = 0;   // host clock around the call and a device synchronisation
+  int32_t status = 0;    // the submission's status; anything but 0 stops the loop
+  double device_ns = 0;  // the call alone (CUDA events, or the host clock)
+  double wall_ns = 0;    // host clock around the call and a device synchronisation
 };
 
 // `call(set)` makes one call on input set `set`, which must leave that set's
@@ -27,8 +27,7 @@ struct TimedCall {
 // new_round() runs before every round but the first, and the loop ends only
 // after a whole round (see FreshInputs in harness/challenge_api/executor.h).
 protocol::TimeReply run_timing_loop(size_t set_count, const std::function<TimedCall(size_t set)>& call,
-                                    const protocol::TimingPolicy& policy,
-                                    const std::function<void()>& new_round = {});
+                                    const protocol::TimingPolicy& policy, const std::function<void()>& new_round = {});
 
 // Exactly the batch's warm-up and timed calls (the harness decides when to
 // stop: see WorkerExecutor::time).

@@ -1,13 +1,11 @@
 #include "harness/witness/device_memory.h"
 
 #include <dlfcn.h>
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <mutex>
 #include <vector>
-
 
 namespace harness {
 
@@ -71,8 +69,7 @@ const Nvml& nvml() {
 
 MemoryJudgement judge_device_memory(int64_t claimed_bytes, int64_t baseline_own, int64_t bytes,
                                     int64_t harness_tensors) {
-  return judge_growth(claimed_bytes, bytes - harness_tensors - baseline_own, kDeviceMemoryAllowanceBytes,
-                      "may hold",
+  return judge_growth(claimed_bytes, bytes - harness_tensors - baseline_own, kDeviceMemoryAllowanceBytes, "may hold",
                       fmt::format("the device memory its worker uses (the driver's figure, {} bytes, less {} bytes of "
                                   "copies of the harness's tensors)",
                                   bytes, harness_tensors));
@@ -105,7 +102,8 @@ DeviceMemoryReading device_memory_of_process(pid_t pid, unsigned nvml_index) {
       }
       return {static_cast<int64_t>(processes[i].usedGpuMemory), ""};
     }
-    return {std::nullopt, fmt::format("NVML lists no compute process {} on GPU {} (another PID namespace?)", pid, nvml_index)};
+    return {std::nullopt,
+            fmt::format("NVML lists no compute process {} on GPU {} (another PID namespace?)", pid, nvml_index)};
   }
   return {std::nullopt, "NVML's process list kept growing"};
 }

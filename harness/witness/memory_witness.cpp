@@ -1,7 +1,5 @@
 #include "harness/witness/memory_witness.h"
 
-#include "harness/core/processes.h"
-
 #include <fmt/format.h>
 #include <sys/stat.h>
 
@@ -9,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "harness/core/processes.h"
 
 namespace harness {
 

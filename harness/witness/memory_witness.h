@@ -56,10 +56,10 @@ int64_t folder_bytes(const std::string& folder);
 bool memory_witness_meaningful();
 
 struct MemoryJudgement {
-  int64_t witnessed = 0;   // growth of the resident set since the baseline
-  int64_t allowed = 0;     // the most the claim lets it hold
+  int64_t witnessed = 0;  // growth of the resident set since the baseline
+  int64_t allowed = 0;    // the most the claim lets it hold
   bool understated = false;
-  std::string message;     // names both figures when understated
+  std::string message;  // names both figures when understated
 };
 
 // Growth beyond kMemoryFactor times the claim plus `allowance_bytes` is

@@ -69,7 +69,8 @@ WitnessJudgement judge_timing(const std::vector<protocol::WitnessedRequest>& req
   j.floor_ns = median_over_timed_calls(requests, [&](const protocol::WitnessedRequest& r) {
     return left_of(r, allowances) / (static_cast<double>(r.warmup_calls + r.timed_calls) * kWitnessMargin);
   });
-  j.median_excess = median_over_timed_calls(requests, [&](const protocol::WitnessedRequest& r) { return excess_of(r, allowances); });
+  j.median_excess =
+      median_over_timed_calls(requests, [&](const protocol::WitnessedRequest& r) { return excess_of(r, allowances); });
   j.median_used_ns = std::max(median_ns, j.floor_ns);
   if (j.claimed_ns > j.request_ns) {
     j.contradicted = true;

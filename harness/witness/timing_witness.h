@@ -23,30 +23,30 @@ inline constexpr double kWitnessMargin = 1.5;
 
 // What the witness allows for beyond the calls themselves.
 struct WitnessAllowances {
-  double per_call_ns = 0;               // between two calls (re-poisoning, bookkeeping)
-  double per_request_ns = 0;            // one request's messages and the timed loop's start
-  double max_setup_per_request_ns = 0;  // the most one request's device copies may take
+  double per_call_ns = 0;                 // between two calls (re-poisoning, bookkeeping)
+  double per_request_ns = 0;              // one request's messages and the timed loop's start
+  double max_setup_per_request_ns = 0;    // the most one request's device copies may take
   double max_staging_per_request_ns = 0;  // the most a staged round's upload and download may take together
 };
 
 struct WitnessJudgement {
-  size_t calls = 0;              // every call asked for, warm-up included
-  double request_ns = 0;         // the harness's clock around every request, summed, with staging_counted_ns
-  double claimed_ns = 0;         // the worker's times of every call, summed
-  double staging_ns = 0;         // the harness's clock around the staged rounds' uploads and downloads, summed
-  double staging_counted_ns = 0; // the part of it beyond what the copies may take: counted in request_ns
-  double overhead_ns = 0;        // stated overhead subtracted from the witness, all requests
-  double left_for_calls_ns = 0;  // request_ns - overhead_ns
-  size_t timed_requests = 0;     // requests with timed calls: the floor's median runs over them
-  double floor_ns = 0;           // the shortest time per call the witness allows
+  size_t calls = 0;               // every call asked for, warm-up included
+  double request_ns = 0;          // the harness's clock around every request, summed, with staging_counted_ns
+  double claimed_ns = 0;          // the worker's times of every call, summed
+  double staging_ns = 0;          // the harness's clock around the staged rounds' uploads and downloads, summed
+  double staging_counted_ns = 0;  // the part of it beyond what the copies may take: counted in request_ns
+  double overhead_ns = 0;         // stated overhead subtracted from the witness, all requests
+  double left_for_calls_ns = 0;   // request_ns - overhead_ns
+  size_t timed_requests = 0;      // requests with timed calls: the floor's median runs over them
+  double floor_ns = 0;            // the shortest time per call the witness allows
   // The median over timed calls of how many times its claim their request's
   // calls took at least (its clock less its overhead, over its claim);
   // beyond kWitnessMargin the claim is contradicted. Infinite where the
   // median request claims nothing of time its clock saw.
   double median_excess = 0;
-  double median_used_ns = 0;     // max(claimed median, floor)
+  double median_used_ns = 0;  // max(claimed median, floor)
   bool contradicted = false;
-  std::string message;           // names both figures when contradicted, or when the floor raised the median
+  std::string message;  // names both figures when contradicted, or when the floor raised the median
 };
 
 // `median_ns`: the claimed median the score would use. The floor is the

@@ -71,6 +71,6 @@ std::unique_ptr<AbiAdapter> make_abi_adapter(const std::string& challenge);
 
 }  // namespace harness
 
-#define HARNESS_REGISTER_ABI_ADAPTER(challenge, Type)                             \
-  static const bool harness_abi_adapter_registered_##Type =                       \
+#define HARNESS_REGISTER_ABI_ADAPTER(challenge, Type)       \
+  static const bool harness_abi_adapter_registered_##Type = \
       ::harness::register_abi_adapter(challenge, [] { return std::make_unique<Type>(); })

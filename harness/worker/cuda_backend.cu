@@ -29,8 +29,8 @@ std::string context_probe_failure() {
 
 void check_cuda(cudaError_t error, const char* call, const char* file, int line) {
   if (error == cudaSuccess) return;
-  std::string message = fmt::format("{} failed: {} ({}) at {}:{}", call, cudaGetErrorString(error),
-                                    cudaGetErrorName(error), file, line);
+  std::string message =
+      fmt::format("{} failed: {} ({}) at {}:{}", call, cudaGetErrorString(error), cudaGetErrorName(error), file, line);
   bool sticky = !cuda_error_leaves_context_usable(error);
   if (!sticky) {
     const std::string probe = context_probe_failure();
@@ -127,12 +127,12 @@ class CudaBackend : public DeviceBackend {
     return static_cast<unsigned char*>(buffer.device) + SharedBuffer::data_offset();
   }
   void upload(MappedBuffer& buffer) override {
-    WORKER_CUDA_CHECK(cudaMemcpy(buffer.device, buffer.host->base(), buffer.host->total_bytes(),
-                                 cudaMemcpyHostToDevice));
+    WORKER_CUDA_CHECK(
+        cudaMemcpy(buffer.device, buffer.host->base(), buffer.host->total_bytes(), cudaMemcpyHostToDevice));
   }
   void download(MappedBuffer& buffer) override {
-    WORKER_CUDA_CHECK(cudaMemcpy(buffer.host->base(), buffer.device, buffer.host->total_bytes(),
-                                 cudaMemcpyDeviceToHost));
+    WORKER_CUDA_CHECK(
+        cudaMemcpy(buffer.host->base(), buffer.device, buffer.host->total_bytes(), cudaMemcpyDeviceToHost));
   }
   void poison(MappedBuffer& buffer, const protocol::TensorBinding& binding) override {
     void* data = data_pointer(buffer);

@@ -40,10 +40,8 @@ inline bool cuda_error_leaves_context_usable(cudaError_t error) {
     case cudaErrorLaunchOutOfResources:
     case cudaErrorNotSupported:
     case cudaErrorCooperativeLaunchTooLarge:
-    case cudaErrorInvalidClusterSize:
-      return true;
-    default:
-      return false;
+    case cudaErrorInvalidClusterSize: return true;
+    default: return false;
   }
 }
 

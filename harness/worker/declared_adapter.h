@@ -17,7 +17,8 @@ namespace harness {
 class DeclaredAbiAdapter : public AbiAdapter {
  public:
   // Resolves an op's function from the library and binds a request to it.
-  using Resolver = std::function<std::function<BoundCall(const OpArguments&)>(const SymbolTable&, const OpDeclaration&)>;
+  using Resolver =
+      std::function<std::function<BoundCall(const OpArguments&)>(const SymbolTable&, const OpDeclaration&)>;
 
   DeclaredAbiAdapter(ChallengeOps ops, int32_t expected_version);
   // One per declared op, before bind().

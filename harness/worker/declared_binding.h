@@ -87,18 +87,20 @@ T argument(const OpParameter& p, const OpArguments& args, Storage& storage) {
       }
       break;
     case ParameterKind::result:
-      if constexpr (std::is_pointer_v<T> && std::is_arithmetic_v<Pointee> && !std::is_const_v<std::remove_pointer_t<T>>) {
+      if constexpr (std::is_pointer_v<T> && std::is_arithmetic_v<Pointee> &&
+                    !std::is_const_v<std::remove_pointer_t<T>>) {
         return storage.result<Pointee>(p.name);
       }
       break;
     case ParameterKind::stream:
       if constexpr (std::is_same_v<T, void*>) return args.stream;
       break;
-    case ParameterKind::handle:
-      break;
+    case ParameterKind::handle: break;
   }
-  HARNESS_FAIL("parameter '{}' ({}) cannot be bound to the C type its function takes: a handle needs the "
-               "challenge's own worker adapter", p.name, c_type_of(p));
+  HARNESS_FAIL(
+      "parameter '{}' ({}) cannot be bound to the C type its function takes: a handle needs the "
+      "challenge's own worker adapter",
+      p.name, c_type_of(p));
 }
 
 template <typename R, typename... P, size_t... I>

@@ -30,12 +30,18 @@ Arguments parse(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i];
     const std::string value = argv[i + 1];
-    if (key == "--challenge") a.challenge = value;
-    else if (key == "--library") a.library = value;
-    else if (key == "--device") a.device = value;
-    else if (key == "--device-index") a.device_index = std::stoi(value);
-    else if (key == "--socket-fd") a.socket_fd = std::stoi(value);
-    else throw harness::HarnessError("harness-worker: unknown option " + key);
+    if (key == "--challenge")
+      a.challenge = value;
+    else if (key == "--library")
+      a.library = value;
+    else if (key == "--device")
+      a.device = value;
+    else if (key == "--device-index")
+      a.device_index = std::stoi(value);
+    else if (key == "--socket-fd")
+      a.socket_fd = std::stoi(value);
+    else
+      throw harness::HarnessError("harness-worker: unknown option " + key);
   }
   if (a.challenge.empty() || a.library.empty()) {
     throw harness::HarnessError("harness-worker: --challenge and --library are required");
@@ -58,8 +64,8 @@ int main(int argc, char** argv) {
   // Anything that fails before the first request is reported as "fatal" so
   // that the harness can give every case of this submission the reason.
   try {
-    auto backend = arguments.device == "cuda" ? harness::make_cuda_backend(arguments.device_index)
-                                              : harness::make_cpu_backend();
+    auto backend =
+        arguments.device == "cuda" ? harness::make_cuda_backend(arguments.device_index) : harness::make_cpu_backend();
     auto adapter = harness::make_abi_adapter(arguments.challenge);
     // Before any code of the submission runs (its constructors run as it
     // loads), the harness reads what this process holds: the baseline of
@@ -67,16 +73,17 @@ int main(int argc, char** argv) {
     channel.send({{"type", "loading"}});
     const auto go = channel.receive(kLoadPermissionTimeoutSeconds);
     if (!go || go->body.value("type", "") != "load") {
-      throw harness::HarnessError(fmt::format("harness-worker: expected \"load\" from the harness within {:.0f} s, got {}",
-                                              kLoadPermissionTimeoutSeconds, go ? go->body.dump() : "nothing"));
+      throw harness::HarnessError(
+          fmt::format("harness-worker: expected \"load\" from the harness within {:.0f} s, got {}",
+                      kLoadPermissionTimeoutSeconds, go ? go->body.dump() : "nothing"));
     }
     harness::SubmissionLibrary library(arguments.library);
     adapter->bind(library);
     const int32_t version = adapter->abi_version();
     if (version != adapter->expected_abi_version()) {
-      throw harness::HarnessError(fmt::format(
-          "the submission was built for ABI version {} of '{}', the harness speaks version {}",
-          version, arguments.challenge, adapter->expected_abi_version()));
+      throw harness::HarnessError(
+          fmt::format("the submission was built for ABI version {} of '{}', the harness speaks version {}", version,
+                      arguments.challenge, adapter->expected_abi_version()));
     }
     channel.send({{"type", "hello"},
                   {"protocol", harness::protocol::kVersion},

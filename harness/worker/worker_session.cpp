@@ -119,8 +119,7 @@ json WorkerSession::copy_buffers(const json& request, bool to_device) {
   return json{{"type", "reply"}, {"ok", true}};
 }
 
-OpArguments WorkerSession::bind(const json& scalars, const std::vector<protocol::TensorBinding>& tensors,
-                                bool upload) {
+OpArguments WorkerSession::bind(const json& scalars, const std::vector<protocol::TensorBinding>& tensors, bool upload) {
   OpArguments arguments;
   arguments.scalars = &scalars;
   arguments.stream = backend_.stream();
@@ -190,7 +189,8 @@ json WorkerSession::time(const json& request) {
   const int64_t loop_start = monotonic_ns();
   protocol::TimeReply reply;
   try {
-    reply = run_timing_batch(sets.size(), [&](size_t s) { return timed_call(sets[s], *timer); }, batch);
+    reply = run_timing_batch(
+        sets.size(), [&](size_t s) { return timed_call(sets[s], *timer); }, batch);
   } catch (const DeviceFault&) {
     throw;
   } catch (const std::exception& e) {

@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "harness/ipc/channel.h"
-#include "harness/worker/abi_adapter.h"
 #include "harness/timing/timing_loop.h"
+#include "harness/worker/abi_adapter.h"
 #include "harness/worker/device_backend.h"
 
 namespace harness {

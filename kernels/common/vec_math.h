@@ -63,8 +63,8 @@ inline bool any_greater(vfloat v, float t) {
 #elif defined(__AVX2__)
   const __m256 tt = _mm256_set1_ps(t);
   const __m256* h = reinterpret_cast<const __m256*>(&v);
-  return _mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(h[0], tt, _CMP_GT_OQ),
-                                         _mm256_cmp_ps(h[1], tt, _CMP_GT_OQ))) != 0;
+  return _mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(h[0], tt, _CMP_GT_OQ), _mm256_cmp_ps(h[1], tt, _CMP_GT_OQ))) !=
+         0;
 #else
   bool any = false;
   for (int l = 0; l < kLanes; ++l) any |= v[l] > t;

@@ -50,9 +50,8 @@ BlockTable::Status BlockTable::grow(int32_t layer, int64_t id, int64_t n, Grant*
   const int64_t extra = std::max<int64_t>(0, blocks_for(held + n) - owned);
   const int64_t available = static_cast<int64_t>(free_blocks_.size()) + (max_blocks_ - touched_blocks_);
   if (extra > available) {
-    *why = "the memory budget holds " + std::to_string(max_blocks_) + " blocks of " +
-           std::to_string(kBlockTokens) + " tokens; " + std::to_string(used_blocks_) + " are in use and " +
-           std::to_string(extra) + " more are needed";
+    *why = "the memory budget holds " + std::to_string(max_blocks_) + " blocks of " + std::to_string(kBlockTokens) +
+           " tokens; " + std::to_string(used_blocks_) + " are in use and " + std::to_string(extra) + " more are needed";
     return Status::out_of_memory;
   }
 

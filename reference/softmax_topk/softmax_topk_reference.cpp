@@ -25,9 +25,8 @@ void softmax_topk(const float* logits, int64_t rows, int64_t vocab, int64_t k, d
     const float* row = logits + r * vocab;
     const double lse = log_sum_exp(row, vocab);
     std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + k, order.end(), [row](int32_t a, int32_t b) {
-      return row[a] != row[b] ? row[a] > row[b] : a < b;
-    });
+    std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                      [row](int32_t a, int32_t b) { return row[a] != row[b] ? row[a] > row[b] : a < b; });
     for (int64_t j = 0; j < k; ++j) {
       indices[r * k + j] = order[static_cast<size_t>(j)];
       probs[r * k + j] = softmax_at(row, order[static_cast<size_t>(j)], lse);

@@ -21,7 +21,8 @@ inline bool patch(const char* symbol, const void* replacement) {
   auto* target = reinterpret_cast<unsigned char*>(::dlsym(RTLD_DEFAULT, symbol));
   if (!target) return false;
   const long page = ::sysconf(_SC_PAGESIZE);
-  auto* first = reinterpret_cast<unsigned char*>(reinterpret_cast<uintptr_t>(target) & ~static_cast<uintptr_t>(page - 1));
+  auto* first =
+      reinterpret_cast<unsigned char*>(reinterpret_cast<uintptr_t>(target) & ~static_cast<uintptr_t>(page - 1));
   if (::mprotect(first, static_cast<size_t>(2 * page), PROT_READ | PROT_WRITE | PROT_EXEC) != 0) return false;
   // movabs rax, replacement; jmp rax
   unsigned char jump[12] = {0x48, 0xB8, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xE0};

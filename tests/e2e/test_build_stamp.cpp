@@ -19,8 +19,8 @@ using testing::TempFolder;
 
 // Runs the stamp step on `source` and returns the commit it wrote.
 std::string stamp(const std::string& source, const std::string& output) {
-  const auto r = run_shell(fmt::format("cmake -DSOURCE_DIR='{}' -DOUTPUT='{}' -P '{}/cmake/build_stamp.cmake'", source, output,
-                                       HARNESS_SOURCE_DIR));
+  const auto r = run_shell(fmt::format("cmake -DSOURCE_DIR='{}' -DOUTPUT='{}' -P '{}/cmake/build_stamp.cmake'", source,
+                                       output, HARNESS_SOURCE_DIR));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const std::string text = read_text_file(output);
   const std::string opening = "return \"";
@@ -33,7 +33,8 @@ std::string stamp(const std::string& source, const std::string& output) {
 // 40 lowercase hex digits: a full commit id. (No std::regex: GCC 12 warns
 // inside its own regex code in the sanitizer build.)
 bool is_commit_id(const std::string& text) {
-  return text.size() == 40 && std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(c) || (c >= 'a' && c <= 'f'); });
+  return text.size() == 40 &&
+         std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(c) || (c >= 'a' && c <= 'f'); });
 }
 
 int64_t modified_ns(const std::string& path) {
@@ -75,14 +76,16 @@ TEST(BuildStamp, NamesTheCommitOfItsSourceAndSaysWhenTrackedFilesChanged) {
 // Results name the commit of the binaries that wrote them, stamped at build.
 TEST(BuildStamp, ARunRecordsTheCommitItsHarnessWasBuiltFrom) {
   TempFolder tmp;
-  const auto r = testing::run_cli("run softmax_topk -s cpu-fast --device cpu -q --case correctness.normal.r64.v1024.k10 -o " +
-                                  tmp.path("r.json"));
+  const auto r = testing::run_cli(
+      "run softmax_topk -s cpu-fast --device cpu -q --case correctness.normal.r64.v1024.k10 -o " + tmp.path("r.json"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string recorded = nlohmann::json::parse(read_text_file(tmp.path("r.json")))["run"]["git_commit"];
   EXPECT_EQ(recorded, built_from_commit());
   const std::string dirty = "-dirty";
-  const bool marked_dirty = recorded.size() > dirty.size() && recorded.compare(recorded.size() - dirty.size(), dirty.size(), dirty) == 0;
-  EXPECT_TRUE(recorded == "unknown" || is_commit_id(marked_dirty ? recorded.substr(0, recorded.size() - dirty.size()) : recorded))
+  const bool marked_dirty =
+      recorded.size() > dirty.size() && recorded.compare(recorded.size() - dirty.size(), dirty.size(), dirty) == 0;
+  EXPECT_TRUE(recorded == "unknown" ||
+              is_commit_id(marked_dirty ? recorded.substr(0, recorded.size() - dirty.size()) : recorded))
       << recorded;
 }
 

@@ -35,12 +35,14 @@ TEST(Cli, AKvCacheStabilityScoreIsTheSameAtTheSameSeedWhateverItsSecretQueries) 
   std::vector<std::pair<double, double>> runs;  // (stability score, attention_tolerance_used)
   for (int i = 0; i < 3; ++i) {
     const std::string out = tmp.path(fmt::format("run{}.json", i));
-    const auto r = run_cli("run kv_cache -s cpu-fast --device cpu --case stability.large_scores.l2.h8x8.d64 --seed 7 -o " + out);
+    const auto r =
+        run_cli("run kv_cache -s cpu-fast --device cpu --case stability.large_scores.l2.h8x8.d64 --seed 7 -o " + out);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const RunResults results = load_results(out);
     const EntryResult& entry = testing::entry_of(results, "cpu-fast");
     const CaseResult& c = testing::case_of(entry, "stability.large_scores.l2.h8x8.d64");
-    runs.emplace_back(score_entry(entry, nullptr).dimensions.at("stability").score, c.metrics["attention_tolerance_used"].get<double>());
+    runs.emplace_back(score_entry(entry, nullptr).dimensions.at("stability").score,
+                      c.metrics["attention_tolerance_used"].get<double>());
   }
   for (const auto& run : runs) EXPECT_EQ(run.first, runs[0].first);
   // The secret queries did change: the worst use of the tolerance moves.
@@ -50,7 +52,8 @@ TEST(Cli, AKvCacheStabilityScoreIsTheSameAtTheSameSeedWhateverItsSecretQueries) 
 TEST(Cli, ListShowsChallengesSubmissionsBuildStatusAndDevices) {
   const auto r = run_cli("list");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* expected : {"softmax_topk", "cpu-fast", "cpu-naive", "reference", "baseline", "control-zeros", "Devices:", "cpu "}) {
+  for (const char* expected :
+       {"softmax_topk", "cpu-fast", "cpu-naive", "reference", "baseline", "control-zeros", "Devices:", "cpu "}) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
   }
   const auto with_cases = run_cli("list softmax_topk --cases");
@@ -59,9 +62,10 @@ TEST(Cli, ListShowsChallengesSubmissionsBuildStatusAndDevices) {
 
 TEST(Cli, RunWritesResultsMarkdownAndJunitThatParseBack) {
   TempFolder tmp;
-  const auto r = run_cli(fmt::format("run softmax_topk -s cpu-fast --device cpu --quick --suite correctness,perf --seed 7 "
-                                     "-o {} --md {} --junit {}",
-                                     tmp.path("r.json"), tmp.path("r.md"), tmp.path("r.xml")));
+  const auto r =
+      run_cli(fmt::format("run softmax_topk -s cpu-fast --device cpu --quick --suite correctness,perf --seed 7 "
+                          "-o {} --md {} --junit {}",
+                          tmp.path("r.json"), tmp.path("r.md"), tmp.path("r.xml")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const RunResults results = load_results(tmp.path("r.json"));
   EXPECT_TRUE(results.run.complete);
@@ -88,17 +92,23 @@ TEST(Cli, RunWritesResultsMarkdownAndJunitThatParseBack) {
   EXPECT_EQ(e.scores->grade, grade_for(e.scores->overall));
 
   const std::string md = read_text_file(tmp.path("r.md"));
-  for (const char* expected : {"| Dimension (weight) | cpu-fast |", "**Overall**", "#### Performance", "## Environment", "```mermaid"}) {
+  for (const char* expected :
+       {"| Dimension (weight) | cpu-fast |", "**Overall**", "#### Performance", "## Environment", "```mermaid"}) {
     EXPECT_NE(md.find(expected), std::string::npos) << expected;
   }
   const std::string xml = read_text_file(tmp.path("r.xml"));
-  EXPECT_NE(xml.find(fmt::format("<testsuites name=\"harness\" tests=\"{}\" failures=\"0\"", e.cases.size())), std::string::npos) << xml.substr(0, 300);
+  EXPECT_NE(xml.find(fmt::format("<testsuites name=\"harness\" tests=\"{}\" failures=\"0\"", e.cases.size())),
+            std::string::npos)
+      << xml.substr(0, 300);
 }
 
 TEST(Cli, OneCaseReRunsAloneWithTheSameInputs) {
   TempFolder tmp;
   const std::string id = "edge.normal.r17.v1001.k10";
-  ASSERT_EQ(run_cli(fmt::format("run softmax_topk -s cpu-naive --device cpu --suite edge --seed 99 -o {}", tmp.path("all.json"))).exit_code, 0);
+  ASSERT_EQ(run_cli(fmt::format("run softmax_topk -s cpu-naive --device cpu --suite edge --seed 99 -o {}",
+                                tmp.path("all.json")))
+                .exit_code,
+            0);
   const auto all = load_results(tmp.path("all.json"));
   const CaseResult& in_full_run = testing::case_of(all.entries.at(0), id);
   // The printed reproduce command, as a user would paste it.
@@ -119,7 +129,8 @@ TEST(Cli, PeakPrintsCopyReadAndCeiling) {
   TempFolder tmp;
   const auto r = run_cli("peak --device cpu --quick", "HARNESS_CACHE_DIR=" + tmp.path("cache"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* expected : {"copy", "read", "ceiling", "GB/s"}) EXPECT_NE(r.output.find(expected), std::string::npos);
+  for (const char* expected : {"copy", "read", "ceiling", "GB/s"})
+    EXPECT_NE(r.output.find(expected), std::string::npos);
 }
 
 TEST(Cli, UnusableInputExitsWithTwoAndSaysWhy) {
@@ -161,7 +172,8 @@ TEST(Cli, ReportRendersStoredResultsAndMutantsStayOutUnlessAskedFor) {
   const auto with = run_cli(selection + "--with-mutants -o " + tmp.path("with.json"));
   EXPECT_EQ(with.exit_code, 0) << "mutant failures must not fail the run\n" << with.output;
   bool saw_mutant = false;
-  for (const auto& e : load_results(tmp.path("with.json")).entries) saw_mutant = saw_mutant || e.submission.role == "mutant";
+  for (const auto& e : load_results(tmp.path("with.json")).entries)
+    saw_mutant = saw_mutant || e.submission.role == "mutant";
   EXPECT_TRUE(saw_mutant);
 
   const auto report = run_cli(fmt::format("report {} -o {}", tmp.path("with.json"), tmp.path("report.md")));

@@ -16,10 +16,10 @@
 #include <optional>
 #include <thread>
 
+#include "harness/challenge_api/challenge.h"
 #include "harness/core/files.h"
 #include "harness/results/results_json.h"
 #include "harness/scoring/scoring.h"
-#include "harness/challenge_api/challenge.h"
 #include "support/test_support.h"
 
 namespace harness {
@@ -84,7 +84,8 @@ TEST(CliInput, MalformedShardsAreRefusedAndAnEmptyShardSaysSo) {
 
 TEST(CliInput, NegativeAndOutOfRangeSeedsAreRefused) {
   expect_refused({
-      {kOneCase + " --seed -1", "--seed '-1': expected a whole number from 0 to 18446744073709551615 (a seed cannot be negative)"},
+      {kOneCase + " --seed -1",
+       "--seed '-1': expected a whole number from 0 to 18446744073709551615 (a seed cannot be negative)"},
       {kOneCase + " --seed 18446744073709551616", "--seed '18446744073709551616': out of range"},
       {kOneCase + " --seed 12abc", "--seed '12abc'"},
       {kOneCase + " --seed 1e3", "--seed '1e3'"},
@@ -104,7 +105,8 @@ TEST(CliInput, WitnessPartsSwitchedOffAreNamedOrRefused) {
   ASSERT_EQ(off.exit_code, 0) << off.output;
   EXPECT_NE(off.output.find("switched off by HARNESS_WITNESS_DISABLE: [\"device-memory-verdict\"]"), std::string::npos)
       << off.output;
-  EXPECT_EQ(load_results(tmp.path("b.json")).run.options["witness_disabled"], nlohmann::json({"device-memory-verdict"}));
+  EXPECT_EQ(load_results(tmp.path("b.json")).run.options["witness_disabled"],
+            nlohmann::json({"device-memory-verdict"}));
 }
 
 TEST(CliInput, ACaseOfAnotherChallengeOrAnEmptyIdBlamesTheCase) {
@@ -126,8 +128,10 @@ TEST(CliInput, OutputsThatCannotBeWrittenAreRefusedBeforeTheFirstCase) {
   expect_refused({
       {kOneCase + " --md " + tmp.path("a-folder"), fmt::format("--md '{}': is a folder", tmp.path("a-folder"))},
       {kOneCase + " --junit " + tmp.path("a-folder"), fmt::format("--junit '{}': is a folder", tmp.path("a-folder"))},
-      {kOneCase + " --md " + tmp.path("a-file/report.md"), "--md '" + tmp.path("a-file/report.md") + "': cannot be written"},
-      {kOneCase + " --junit /proc/no-such-folder/junit.xml", "--junit '/proc/no-such-folder/junit.xml': cannot be written"},
+      {kOneCase + " --md " + tmp.path("a-file/report.md"),
+       "--md '" + tmp.path("a-file/report.md") + "': cannot be written"},
+      {kOneCase + " --junit /proc/no-such-folder/junit.xml",
+       "--junit '/proc/no-such-folder/junit.xml': cannot be written"},
       {kOneCase + " --md " + tmp.path("same") + " --junit " + tmp.path("same"), "--md and --junit both name"},
   });
   // -o naming a folder: the folder is untouched, and nothing ran.
@@ -145,7 +149,8 @@ TEST(CliInput, ReportGateAndMergeRefuseUnwritableOutputs) {
   TempFolder tmp;
   std::filesystem::create_directories(tmp.path("a-folder"));
   const std::string golden = std::string(HARNESS_SOURCE_DIR) + "/tests/golden/run_a.json";
-  for (const std::string& command : {"report " + golden, "gate " + golden + " --baseline " + golden, "merge " + golden}) {
+  for (const std::string& command :
+       {"report " + golden, "gate " + golden + " --baseline " + golden, "merge " + golden}) {
     const auto r = run_cli(command + " -o " + tmp.path("a-folder"));
     EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.output;
     EXPECT_NE(r.output.find("is a folder"), std::string::npos) << command << "\n" << r.output;
@@ -156,7 +161,8 @@ TEST(CliInput, ARunKilledBeforeItsFirstCaseLeavesNoOlderResultsBehind) {
   TempFolder tmp;
   const std::string out = tmp.path("results.json");
   // The previous run's complete results, of another seed.
-  nlohmann::json previous = nlohmann::json::parse(read_text_file(std::string(HARNESS_SOURCE_DIR) + "/tests/golden/run_a.json"));
+  nlohmann::json previous =
+      nlohmann::json::parse(read_text_file(std::string(HARNESS_SOURCE_DIR) + "/tests/golden/run_a.json"));
   previous["run"]["seed"] = 1;
   previous["run"]["complete"] = true;
   write_file_atomically(out, previous.dump());
@@ -165,8 +171,8 @@ TEST(CliInput, ARunKilledBeforeItsFirstCaseLeavesNoOlderResultsBehind) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     const std::string cli = HARNESS_CLI;
-    ::execl(cli.c_str(), cli.c_str(), "run", "softmax_topk", "-s", "cpu-fast", "--device", "cpu", "--case", kCase.c_str(),
-            "--seed", "2", "-q", "-o", out.c_str(), static_cast<char*>(nullptr));
+    ::execl(cli.c_str(), cli.c_str(), "run", "softmax_topk", "-s", "cpu-fast", "--device", "cpu", "--case",
+            kCase.c_str(), "--seed", "2", "-q", "-o", out.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   // The first version of the file that names this run's seed must hold no
@@ -212,9 +218,10 @@ class DuplicatedResults : public ::testing::Test {
 };
 
 TEST_F(DuplicatedResults, ReportAndGateRefuseThemNamingTheDuplicate) {
-  const std::string entry_message = fmt::format("the entry of softmax_topk / {} on cpu appears more than once", entry_name_);
-  const std::string case_message =
-      fmt::format("case {} appears more than once in the entry of softmax_topk / {} on cpu", case_id_, case_entry_name_);
+  const std::string entry_message =
+      fmt::format("the entry of softmax_topk / {} on cpu appears more than once", entry_name_);
+  const std::string case_message = fmt::format(
+      "case {} appears more than once in the entry of softmax_topk / {} on cpu", case_id_, case_entry_name_);
   const std::vector<BadInput> inputs = {
       {"report " + tmp_.path("entry_twice.json"), entry_message},
       {"report " + tmp_.path("case_twice.json"), case_message},
@@ -255,13 +262,16 @@ TEST(CliInput, MergeRefusesShardsOfDifferentRuns) {
   const std::vector<BadInput> inputs = {
       {variant("seed.json", [](nlohmann::json& j) { j["run"]["seed"] = j["run"]["seed"].get<uint64_t>() + 1; }),
        fmt::format("ran with seed {} but {} with seed {}", seed, tmp.path("seed.json"), seed + 1)},
-      {variant("quick.json", [](nlohmann::json& j) { j["run"]["options"]["quick"] = !j["run"]["options"]["quick"].get<bool>(); }),
+      {variant("quick.json",
+               [](nlohmann::json& j) { j["run"]["options"]["quick"] = !j["run"]["options"]["quick"].get<bool>(); }),
        "option quick is"},
-      {variant("commit.json", [](nlohmann::json& j) { j["run"]["git_commit"] = "0123456789ab"; }), "at commit 0123456789ab"},
+      {variant("commit.json", [](nlohmann::json& j) { j["run"]["git_commit"] = "0123456789ab"; }),
+       "at commit 0123456789ab"},
   };
   ASSERT_FALSE(original["run"]["git_commit"].get<std::string>().empty());
   for (const auto& input : inputs) {
-    const auto r = run_cli(fmt::format("merge {} {} -o {}", tmp.path("first.json"), input.arguments, tmp.path("m.json")));
+    const auto r =
+        run_cli(fmt::format("merge {} {} -o {}", tmp.path("first.json"), input.arguments, tmp.path("m.json")));
     EXPECT_EQ(r.exit_code, 2) << input.arguments << "\n" << r.output;
     EXPECT_NE(r.output.find(input.expected), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(tmp.path("first.json")), std::string::npos) << "names both files\n" << r.output;

@@ -34,9 +34,9 @@ bool have_cuda_device() {
   return false;
 }
 
-#define REQUIRE_CUDA_COMPILER(record)                                                              \
-  if ((record).build.status == "unavailable")                                                     \
-  GTEST_SKIP() << "no CUDA compiler at configure time: CUDA submissions cannot be built here ("  \
+#define REQUIRE_CUDA_COMPILER(record)                                                           \
+  if ((record).build.status == "unavailable")                                                   \
+  GTEST_SKIP() << "no CUDA compiler at configure time: CUDA submissions cannot be built here (" \
                << (record).build.reason << ")"
 
 // The exploit of the old behaviour: without a device, a CUDA submission that
@@ -86,8 +86,8 @@ TEST(WithoutDevice, ACudaSubmissionThatBuiltIsShownAsNotRun) {
   REQUIRE_CUDA_COMPILER(record);
   ASSERT_EQ(record.build.status, "ok") << record.build.reason;
   TempFolder tmp;
-  const auto r = run_cli(fmt::format("run softmax_topk -s cuda-naive --case {} -o {} --md {}", kCase, tmp.path("r.json"),
-                                     tmp.path("r.md")));
+  const auto r = run_cli(fmt::format("run softmax_topk -s cuda-naive --case {} -o {} --md {}", kCase,
+                                     tmp.path("r.json"), tmp.path("r.md")));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("judged on their build only"), std::string::npos) << r.output;
   const RunResults results = load_results(tmp.path("r.json"));

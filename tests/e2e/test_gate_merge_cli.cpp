@@ -22,20 +22,27 @@ TEST(GateCli, ANewlyFailingCaseFailsTheGateWithItsReproduceCommand) {
   TempFolder tmp;
   const std::string run = "run softmax_topk -s fixture-tunable --device cpu -q --suite correctness --seed 3 -o ";
   ASSERT_EQ(run_cli(run + tmp.path("before.json"), kFixtureIndexEnvironment).exit_code, 0);
-  EXPECT_EQ(run_cli(run + tmp.path("after.json"), kFixtureIndexEnvironment + " HARNESS_FIXTURE_WRONG_K=10").exit_code, 1);
-  const auto gate = run_cli(fmt::format("gate {} --baseline {} -o {}", tmp.path("after.json"), tmp.path("before.json"), tmp.path("gate.md")));
+  EXPECT_EQ(run_cli(run + tmp.path("after.json"), kFixtureIndexEnvironment + " HARNESS_FIXTURE_WRONG_K=10").exit_code,
+            1);
+  const auto gate = run_cli(
+      fmt::format("gate {} --baseline {} -o {}", tmp.path("after.json"), tmp.path("before.json"), tmp.path("gate.md")));
   EXPECT_EQ(gate.exit_code, 1) << gate.output;
-  EXPECT_NE(gate.output.find("**newly failing** softmax_topk / fixture-tunable on cpu `correctness.normal.r64.v1024.k10`: wrong_answer"),
-            std::string::npos) << gate.output;
+  EXPECT_NE(
+      gate.output.find(
+          "**newly failing** softmax_topk / fixture-tunable on cpu `correctness.normal.r64.v1024.k10`: wrong_answer"),
+      std::string::npos)
+      << gate.output;
   EXPECT_NE(gate.output.find("--case correctness.normal.r64.v1024.k10 --seed 3"), std::string::npos);
   EXPECT_NE(gate.output.find("**score drop**"), std::string::npos);
   EXPECT_EQ(read_text_file(tmp.path("gate.md")), gate.output);
 }
 
-
 TEST(GateCli, UnusableInputExitsWithTwo) {
   TempFolder tmp;
-  ASSERT_EQ(run_cli("run softmax_topk -s cpu-fast --device cpu -q --case correctness.normal.r64.v1024.k10 -o " + tmp.path("r.json")).exit_code, 0);
+  ASSERT_EQ(run_cli("run softmax_topk -s cpu-fast --device cpu -q --case correctness.normal.r64.v1024.k10 -o " +
+                    tmp.path("r.json"))
+                .exit_code,
+            0);
   nlohmann::json other = nlohmann::json::parse(read_text_file(tmp.path("r.json")));
   other["devices"][0]["id"] = "cuda";
   for (auto& entry : other["results"]) entry["device"] = "cuda";
@@ -55,7 +62,6 @@ TEST(GateCli, UnusableInputExitsWithTwo) {
   }
 }
 
-
 // Edited results are refused (exit 2, naming the entry) by gate, report and
 // merge; an interrupted run fails the gate unless asked to gate what it holds.
 TEST(GateCli, EditedResultsAreRefusedAndAnIncompleteRunFails) {
@@ -74,7 +80,8 @@ TEST(GateCli, EditedResultsAreRefusedAndAnIncompleteRunFails) {
     EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.output;
     EXPECT_NE(r.output.find("edited.json: softmax_topk / cpu-mutant-rows-mixed on cpu: the stored overall"),
               std::string::npos)
-        << command << "\n" << r.output;
+        << command << "\n"
+        << r.output;
   }
 
   nlohmann::json interrupted = nlohmann::json::parse(read_text_file(golden));
@@ -92,20 +99,25 @@ TEST(GateCli, ResultsFromAnotherHostAndCpuModelGateOnVerdicts) {
   // The README's test command gates a quick run against a baseline committed
   // from one machine; CI runs it on others (AMD or Intel, any name).
   TempFolder tmp;
-  ASSERT_EQ(run_cli("run softmax_topk -s cpu-fast --device cpu -q --case correctness.normal.r64.v1024.k10 -o " + tmp.path("r.json")).exit_code, 0);
+  ASSERT_EQ(run_cli("run softmax_topk -s cpu-fast --device cpu -q --case correctness.normal.r64.v1024.k10 -o " +
+                    tmp.path("r.json"))
+                .exit_code,
+            0);
   nlohmann::json other = nlohmann::json::parse(read_text_file(tmp.path("r.json")));
   other["run"]["host"]["hostname"] = "ci-runner-7";
   other["run"]["host"]["cpu_model"] = "Intel(R) Xeon(R) Processor";
   other["devices"][0]["name"] = "Intel(R) Xeon(R) Processor";
   std::ofstream(tmp.path("other_host.json")) << other.dump();
   for (const std::string timings : {"", " --no-timings"}) {
-    const auto gate = run_cli(fmt::format("gate {} --baseline {}{}", tmp.path("other_host.json"), tmp.path("r.json"), timings));
+    const auto gate =
+        run_cli(fmt::format("gate {} --baseline {}{}", tmp.path("other_host.json"), tmp.path("r.json"), timings));
     EXPECT_EQ(gate.exit_code, 0) << gate.output;
-    EXPECT_NE(gate.output.find("Gate passed: no regression (1 cases, 0 timings compared)"), std::string::npos) << gate.output;
-    EXPECT_NE(gate.output.find("these results on cpu (Intel(R) Xeon(R) Processor on ci-runner-7)"), std::string::npos) << gate.output;
+    EXPECT_NE(gate.output.find("Gate passed: no regression (1 cases, 0 timings compared)"), std::string::npos)
+        << gate.output;
+    EXPECT_NE(gate.output.find("these results on cpu (Intel(R) Xeon(R) Processor on ci-runner-7)"), std::string::npos)
+        << gate.output;
   }
 }
-
 
 using CaseKey = std::tuple<std::string, std::string, std::string, std::string, std::string, uint64_t>;
 
@@ -121,7 +133,8 @@ std::set<CaseKey> case_keys(const RunResults& r) {
 
 TEST(MergeCli, MergedShardsEqualTheUnshardedRun) {
   TempFolder tmp;
-  const std::string run = "run softmax_topk -s cpu-fast,cpu-naive,cpu-mutant-rows-mixed --device cpu -q --suite correctness --seed 17 ";
+  const std::string run =
+      "run softmax_topk -s cpu-fast,cpu-naive,cpu-mutant-rows-mixed --device cpu -q --suite correctness --seed 17 ";
   // The mutant fails its cases, but mutants never fail a run.
   ASSERT_EQ(run_cli(run + "-o " + tmp.path("all.json")).exit_code, 0);
   std::string shards;
@@ -142,7 +155,8 @@ TEST(MergeCli, MergedShardsEqualTheUnshardedRun) {
     ASSERT_TRUE(merged.entries[i].scores && all.entries[i].scores);
     EXPECT_EQ(merged.entries[i].scores->grade, all.entries[i].scores->grade) << all.entries[i].submission.name;
   }
-  const auto twice = run_cli(fmt::format("merge {} {} -o {}", tmp.path("shard1.json"), tmp.path("shard1.json"), tmp.path("bad.json")));
+  const auto twice =
+      run_cli(fmt::format("merge {} {} -o {}", tmp.path("shard1.json"), tmp.path("shard1.json"), tmp.path("bad.json")));
   EXPECT_EQ(twice.exit_code, 2);
   EXPECT_NE(twice.output.find("is in both"), std::string::npos) << twice.output;
 }

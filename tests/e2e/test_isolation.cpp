@@ -78,7 +78,8 @@ TEST(Isolation, AnExceptionAcrossTheAbiIsAnError) {
 }
 
 TEST(Isolation, UnsupportedCasesCostCompletenessOnly) {
-  const auto r = run_cases("fixture-unsupported-large-k", {kK10, "correctness.normal.r64.v1024.k64"}, testing::fixture_catalog());
+  const auto r =
+      run_cases("fixture-unsupported-large-k", {kK10, "correctness.normal.r64.v1024.k64"}, testing::fixture_catalog());
   const auto& e = entry_of(r, "fixture-unsupported-large-k");
   EXPECT_EQ(case_of(e, kK10).verdict, Verdict::pass);
   EXPECT_EQ(case_of(e, "correctness.normal.r64.v1024.k64").verdict, Verdict::unsupported);

@@ -15,12 +15,13 @@ namespace {
 bool consumer_available() { return std::system("/usr/bin/python3 -c 'import junitparser' 2>/dev/null") == 0; }
 
 TEST(JUnit, ARealConsumerReadsEveryCaseWithItsOutcome) {
-  if (!consumer_available()) GTEST_SKIP() << "python3-junitparser is not installed (scripts/install-deps.sh installs it)";
+  if (!consumer_available())
+    GTEST_SKIP() << "python3-junitparser is not installed (scripts/install-deps.sh installs it)";
   testing::TempFolder tmp;
-  const auto run = testing::run_cli(
-      fmt::format("run softmax_topk -s cpu-fast,cpu-mutant-rows-mixed --with-mutants --device cpu -q --suite correctness,edge "
-                  "--quick --seed 4 -o {} --junit {}",
-                  tmp.path("r.json"), tmp.path("r.xml")));
+  const auto run = testing::run_cli(fmt::format(
+      "run softmax_topk -s cpu-fast,cpu-mutant-rows-mixed --with-mutants --device cpu -q --suite correctness,edge "
+      "--quick --seed 4 -o {} --junit {}",
+      tmp.path("r.json"), tmp.path("r.xml")));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   size_t cases = 0, failures = 0;
   for (const auto& e : load_results(tmp.path("r.json")).entries) {

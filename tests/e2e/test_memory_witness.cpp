@@ -36,7 +36,8 @@ TEST(MemoryWitness, AStoreTakenWhileTheLibraryLoadsIsSeenOnlyFromBeforeTheLoad) 
   ASSERT_NE(exploit, nullptr);
   ASSERT_FALSE(exploit->library.empty()) << "not built: " << exploit->build_log_path;
   testing::TempFolder folder;
-  WorkerExecutor executor(testing::cpu_worker_target("layernorm_backward", exploit->library, folder.path("worker.log")));
+  WorkerExecutor executor(
+      testing::cpu_worker_target("layernorm_backward", exploit->library, folder.path("worker.log")));
 
   const std::optional<int64_t> after_load = executor.resident_bytes();  // starts the worker
   const std::optional<int64_t> before_load = executor.resident_before_load();
@@ -83,7 +84,8 @@ TEST(MemoryWitness, AProcessSubmissionsHiddenStoresAreSeenWhereverItKeepsThem) {
     ASSERT_TRUE(honest.metrics.contains("witnessed_memory_bytes")) << name;
     EXPECT_LE(honest.metrics["witnessed_memory_bytes"].get<int64_t>(), kMemoryAllowanceBytes) << name;
   }
-  for (const std::string name : {"process-hidden-xhat", "process-hidden-xhat-child", "process-hidden-xhat-scratch-file"}) {
+  for (const std::string name :
+       {"process-hidden-xhat", "process-hidden-xhat-child", "process-hidden-xhat-scratch-file"}) {
     const EntryResult& exploit = testing::entry_of(results, name);
     const CaseResult& caught = testing::case_of(exploit, large);
     EXPECT_EQ(caught.verdict, Verdict::understated_memory) << name << ": " << caught.message;

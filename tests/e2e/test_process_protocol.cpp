@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include "harness/results/results_json.h"
 #include "harness/challenge_api/challenge.h"
+#include "harness/results/results_json.h"
 #include "support/test_support.h"
 
 namespace harness {
@@ -22,8 +22,8 @@ CaseResult run_mode(const std::string& mode, double timeout_s = 20) {
   ::setenv("HARNESS_FIXTURE_MODE", mode.c_str(), 1);
   RunSettings settings;
   settings.call_timeout_s = timeout_s;
-  const RunResults r = testing::run_softmax_cases("fixture-process-misbehaving", {kCase, "correctness.normal.r64.v1024.k2"},
-                                                  testing::fixture_catalog(), settings);
+  const RunResults r = testing::run_softmax_cases(
+      "fixture-process-misbehaving", {kCase, "correctness.normal.r64.v1024.k2"}, testing::fixture_catalog(), settings);
   ::unsetenv("HARNESS_FIXTURE_MODE");
   return testing::case_of(testing::entry_of(r, "fixture-process-misbehaving"), kCase);
 }
@@ -111,7 +111,8 @@ CaseResult misbehaving_perf_case(const std::string& mode) {
   settings.timing.warmup_ms = 0;
   settings.timing.max_ms = 200;
   settings.timing.max_samples = 6;
-  const RunResults r = testing::run_softmax_cases("fixture-process-misbehaving", {perf}, testing::fixture_catalog(), settings);
+  const RunResults r =
+      testing::run_softmax_cases("fixture-process-misbehaving", {perf}, testing::fixture_catalog(), settings);
   ::unsetenv("HARNESS_FIXTURE_MODE");
   return testing::case_of(testing::entry_of(r, "fixture-process-misbehaving"), perf);
 }
@@ -121,7 +122,8 @@ CaseResult misbehaving_perf_case(const std::string& mode) {
 // op the challenge does not declare, naming both, before any call.
 TEST(ProcessProtocol, FunctionsThatDisagreeWithTheDeclaredOpsAreRefusedAtTheHello) {
   REQUIRE_NUMPY();
-  const RunResults r = testing::run_softmax_cases("fixture-process-wrong-signature", {kCase}, testing::fixture_catalog());
+  const RunResults r =
+      testing::run_softmax_cases("fixture-process-wrong-signature", {kCase}, testing::fixture_catalog());
   const CaseResult c = testing::case_of(testing::entry_of(r, "fixture-process-wrong-signature"), kCase);
   EXPECT_EQ(c.verdict, Verdict::error);
   EXPECT_NE(c.message.find("op 'softmax_topk' is called as softmax_topk(scalars, logits), which the function "
@@ -163,14 +165,16 @@ TEST(ProcessProtocol, TheNumpyExamplesPassEveryCorrectnessCase) {
   for (const auto& e : r.entries) {
     EXPECT_EQ(e.submission.kind, "process");
     ASSERT_FALSE(e.cases.empty()) << e.challenge;
-    for (const auto& c : e.cases) EXPECT_EQ(c.verdict, Verdict::pass) << e.challenge << " " << c.id << ": " << c.message;
+    for (const auto& c : e.cases)
+      EXPECT_EQ(c.verdict, Verdict::pass) << e.challenge << " " << c.id << ": " << c.message;
   }
 }
 
 TEST(ProcessProtocol, WithoutPythonProcessSubmissionsAreUnavailableAndTheRunGoesOn) {
   testing::TempFolder tmp;
-  const auto r = testing::run_cli("run softmax_topk -s numpy,cpu-fast --device cpu -q --case " + kCase + " -o " + tmp.path("r.json"),
-                                  "HARNESS_PYTHON=/nonexistent/python3");
+  const auto r = testing::run_cli(
+      "run softmax_topk -s numpy,cpu-fast --device cpu -q --case " + kCase + " -o " + tmp.path("r.json"),
+      "HARNESS_PYTHON=/nonexistent/python3");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const RunResults results = load_results(tmp.path("r.json"));
   const CaseResult& unavailable = testing::case_of(testing::entry_of(results, "numpy"), kCase);
@@ -178,7 +182,8 @@ TEST(ProcessProtocol, WithoutPythonProcessSubmissionsAreUnavailableAndTheRunGoes
   EXPECT_NE(unavailable.message.find("HARNESS_PYTHON=/nonexistent/python3 is not an executable"), std::string::npos);
   EXPECT_EQ(testing::case_of(testing::entry_of(results, "cpu-fast"), kCase).verdict, Verdict::pass);
   const auto listed = testing::run_cli("list softmax_topk", "HARNESS_PYTHON=/nonexistent/python3");
-  EXPECT_NE(listed.output.find("unavailable  HARNESS_PYTHON=/nonexistent/python3 is not an executable"), std::string::npos)
+  EXPECT_NE(listed.output.find("unavailable  HARNESS_PYTHON=/nonexistent/python3 is not an executable"),
+            std::string::npos)
       << listed.output;
 }
 

@@ -31,7 +31,6 @@ using testing::ScopedEnv;
 
 const std::string kCase = "correctness.normal.r64.v1024.k2";
 
-
 // Runs one case of `submission` attacking in `mode`, with `disabled` parts
 // of the sandbox switched off.
 CaseResult attack(const std::string& submission, const std::string& mode, const std::string& disabled = "") {
@@ -76,7 +75,8 @@ std::optional<pid_t> escaped_pid(const std::string& output) {
   const size_t pid = outside == std::string::npos ? outside : output.rfind("pid ", outside);
   if (pid == std::string::npos) return std::nullopt;
   const std::string digits = output.substr(pid + 4, outside - pid - 4);
-  if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+  if (digits.empty() || digits.size() > 9 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return std::nullopt;
   }
   return static_cast<pid_t>(std::stol(digits));
@@ -95,7 +95,8 @@ TEST(Sandbox, AWorkerCannotWriteOutsideItsScratchFolderWithoutLandlockItCan) {
     EXPECT_EQ(read_text_file(results), "original\n") << submission;
 
     const CaseResult off = attack(submission, "write-outside", "landlock");
-    EXPECT_TRUE(contains(off.worker_output, "wrote outside its scratch folder")) << submission << ": " << off.worker_output;
+    EXPECT_TRUE(contains(off.worker_output, "wrote outside its scratch folder"))
+        << submission << ": " << off.worker_output;
     EXPECT_EQ(read_text_file(results), "original\nforged\n") << submission;
   }
 }
@@ -116,7 +117,8 @@ TEST(Sandbox, AWorkerCannotReadOtherLogsOfTheRunWithoutLandlockItCan) {
 
   plant();
   const CaseResult off = attack("fixture-exploit", "read-logs", "landlock");
-  EXPECT_TRUE(contains(off.worker_output, "read other-submission.log: a secret of another submission")) << off.worker_output;
+  EXPECT_TRUE(contains(off.worker_output, "read other-submission.log: a secret of another submission"))
+      << off.worker_output;
 }
 
 TEST(Sandbox, ACompiledWorkerCannotStartAProcess) {
@@ -154,9 +156,12 @@ TEST(Sandbox, AWorkerCannotOpenTheHarnessMemoryLandlockAloneOrTheOtherPartsToget
   if (std::ifstream yama("/proc/sys/kernel/yama/ptrace_scope"); yama) {
     int scope = 0;
     yama >> scope;
-    if (scope > 0) GTEST_SKIP() << "Yama (ptrace_scope " << scope << ") already keeps a child out of its parent's memory";
+    if (scope > 0)
+      GTEST_SKIP() << "Yama (ptrace_scope " << scope << ") already keeps a child out of its parent's memory";
   }
-  const auto outcome = [](const std::string& disabled) { return attack("fixture-exploit", "proc-mem", disabled).worker_output; };
+  const auto outcome = [](const std::string& disabled) {
+    return attack("fixture-exploit", "proc-mem", disabled).worker_output;
+  };
   const std::string opened = "opened the harness's memory for writing";
   EXPECT_TRUE(contains(outcome(""), "exploit proc-mem: refused"));
   // Landlock alone: the harness is outside the worker's domain.
@@ -179,7 +184,8 @@ TEST(Sandbox, AWorkerCannotReadTheHarnessEnvironmentWithoutLandlockCapsAndDumpab
   if (std::ifstream yama("/proc/sys/kernel/yama/ptrace_scope"); yama) {
     int scope = 0;
     yama >> scope;
-    if (scope > 0) GTEST_SKIP() << "Yama (ptrace_scope " << scope << ") already keeps a child out of its parent's environment";
+    if (scope > 0)
+      GTEST_SKIP() << "Yama (ptrace_scope " << scope << ") already keeps a child out of its parent's environment";
   }
   const CaseResult on = attack("fixture-exploit", "environ");
   EXPECT_EQ(on.verdict, Verdict::pass) << on.message;
@@ -248,8 +254,8 @@ TEST(Sandbox, SignallingTheHarnessIsASandboxViolation) {
   const CaseResult on = attack("fixture-exploit", "kill-harness");
   EXPECT_EQ(on.verdict, Verdict::sandbox_violation) << on.message;
   if (landlock_abi() >= 6) {
-    EXPECT_TRUE(contains(attack("fixture-exploit", "kill-harness", "seccomp").worker_output,
-                         "exploit kill-harness: refused"));
+    EXPECT_TRUE(
+        contains(attack("fixture-exploit", "kill-harness", "seccomp").worker_output, "exploit kill-harness: refused"));
   }
   const CaseResult off = attack("fixture-exploit", "kill-harness", "seccomp,landlock");
   EXPECT_EQ(off.verdict, Verdict::pass) << off.message;
@@ -281,13 +287,15 @@ TEST(Sandbox, AnAllocationPastTheMemoryLimitIsAMemoryLimitVerdictWithoutTheLimit
   GTEST_SKIP() << "AddressSanitizer builds set no address-space limit (ASan reserves terabytes)";
 #endif
   testing::TempFolder folder;
-  const std::string options = "run softmax_topk -s cpu-exploit-memory-hog --with-mutants --device cpu -q --seed 3 --case " +
-                              kCase + " --memory-limit 1G -o ";
+  const std::string options =
+      "run softmax_topk -s cpu-exploit-memory-hog --with-mutants --device cpu -q --seed 3 --case " + kCase +
+      " --memory-limit 1G -o ";
   const std::string bytes = "HARNESS_EXPLOIT_BYTES=" + std::to_string(2ull << 30);
   const auto on = testing::run_cli(options + folder.path("on.json"), bytes);
   const auto off = testing::run_cli(options + folder.path("off.json"), bytes + " HARNESS_SANDBOX_DISABLE=rlimits");
   const CaseResult limited = case_of(entry_of(load_results(folder.path("on.json")), "cpu-exploit-memory-hog"), kCase);
-  const CaseResult unlimited = case_of(entry_of(load_results(folder.path("off.json")), "cpu-exploit-memory-hog"), kCase);
+  const CaseResult unlimited =
+      case_of(entry_of(load_results(folder.path("off.json")), "cpu-exploit-memory-hog"), kCase);
   EXPECT_EQ(limited.verdict, Verdict::memory_limit) << limited.message << on.output;
   EXPECT_TRUE(contains(limited.message, "std::bad_alloc")) << limited.message;
   EXPECT_TRUE(contains(limited.message, "address-space limit of 1 GiB (--memory-limit)")) << limited.message;
@@ -301,7 +309,8 @@ TEST(Sandbox, TheCliRunsContainedWorkersWhicheverFdsItStartsWithAndSaysSoInTheRe
   testing::TempFolder tmp;
   const auto run = testing::run_shell("exec 3<&- 4<&- 5<&- 6<&- 7<&- 8<&- 9<&-; " + std::string(HARNESS_CLI) +
                                       " run kv_cache -s cpu-naive,numpy --device cpu --memory-limit 4G "
-                                      "--case correctness.single.l1.h4x4.d64 --seed 1 -o " + tmp.path("r.json"));
+                                      "--case correctness.single.l1.h4x4.d64 --seed 1 -o " +
+                                      tmp.path("r.json"));
   EXPECT_EQ(run.exit_code, 0) << run.output;
   const auto results = nlohmann::json::parse(read_text_file(tmp.path("r.json")));
   for (const auto& entry : results["results"]) {
@@ -330,7 +339,8 @@ TEST(Sandbox, TheRunSaysWhichPartsAreActive) {
 // asks (0: it opened), with only Landlock on among the parts that could
 // refuse it, so that the answer is Landlock's (or with it off too).
 int errno_of_write_open_in_sandbox(const SandboxRequest& request, const std::string& path, bool landlock = true) {
-  ScopedEnv off("HARNESS_SANDBOX_DISABLE", std::string(landlock ? "" : "landlock,") + "seccomp,caps,dumpable,rlimits,reaper");
+  ScopedEnv off("HARNESS_SANDBOX_DISABLE",
+                std::string(landlock ? "" : "landlock,") + "seccomp,caps,dumpable,rlimits,reaper");
   PreparedSandbox sandbox(request);
   const pid_t child = ::fork();
   if (child == 0) {
@@ -382,7 +392,7 @@ TEST(Sandbox, MemorySizesParseWithUnitsAndNone) {
   EXPECT_EQ(parse_memory_size("512M"), 512ull << 20);
   EXPECT_EQ(parse_memory_size("1073741824"), 1ull << 30);
   EXPECT_EQ(parse_memory_size("none"), 0u);
-  EXPECT_THROW(parse_memory_size("12"), UsageError);   // below what any runtime needs
+  EXPECT_THROW(parse_memory_size("12"), UsageError);  // below what any runtime needs
   EXPECT_THROW(parse_memory_size("8 GB"), UsageError);
   EXPECT_THROW(parse_memory_size("-1G"), UsageError);
 }

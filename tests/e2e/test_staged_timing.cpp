@@ -78,7 +78,8 @@ WitnessJudgement judge_staged(const protocol::TimeReply& reply) {
 }
 
 protocol::TimeReply time_softmax(bool stage_copies, TimedSets& t, int& rounds,
-                                 const SubmissionRecord* submission = softmax_record(testing::project_catalog(), "cpu-fast")) {
+                                 const SubmissionRecord* submission = softmax_record(testing::project_catalog(),
+                                                                                     "cpu-fast")) {
   if (submission == nullptr) return {};
   testing::TempFolder folder;
   WorkerTarget target = testing::cpu_worker_target("softmax_topk", submission->library, folder.path("worker.log"));

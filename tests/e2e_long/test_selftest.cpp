@@ -77,11 +77,13 @@ void expect_every_tolerance_justified(const testing::CommandResult& command, con
   EXPECT_EQ(justifications.size(), tolerances);
   for (const auto& j : justifications) {
     EXPECT_TRUE(j.shown()) << j.challenge << " " << j.tolerance << (j.declared ? "" : ": undeclared");
-    for (const auto& f : j.facts) EXPECT_TRUE(f.ok) << j.tolerance << ": " << f.kind << " " << f.submission << " " << f.observed;
+    for (const auto& f : j.facts)
+      EXPECT_TRUE(f.ok) << j.tolerance << ": " << f.kind << " " << f.submission << " " << f.observed;
     for (const auto& kind : j.missing) ADD_FAILURE() << j.tolerance << ": no " << kind << " in the run";
   }
   size_t printed = 0;
-  for (size_t at = command.output.find("  justified: "); at != std::string::npos; at = command.output.find("  justified: ", at + 1)) {
+  for (size_t at = command.output.find("  justified: "); at != std::string::npos;
+       at = command.output.find("  justified: ", at + 1)) {
     ++printed;
   }
   EXPECT_EQ(printed, tolerances) << command.output;

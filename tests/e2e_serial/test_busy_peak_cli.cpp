@@ -4,9 +4,9 @@
 // calling any speed impossible, passes every case, and corrects the cache.
 // Serial: it measures bandwidth, and compares figures measured in one run.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "harness/core/files.h"
 #include "support/test_support.h"
@@ -46,8 +46,10 @@ TEST(BusyPeakCli, APeakPlantedAtATenthGivesNoHonestKernelImpossibleSpeedAndIsCor
     }
   }
   EXPECT_GE(perf_cases, 3u);
-  const double corrected = nlohmann::json::parse(read_text_file(cache_path))["entries"].begin().value()
-                               ["read_bytes_per_second"].get<double>();
+  const double corrected = nlohmann::json::parse(read_text_file(cache_path))["entries"]
+                               .begin()
+                               .value()["read_bytes_per_second"]
+                               .get<double>();
   EXPECT_GT(corrected, 5 * planted_read) << "the cache kept the planted figure";
   EXPECT_EQ(results["devices"][0]["peak"]["read_bytes_per_second"].get<double>(), corrected);
 }

@@ -24,26 +24,29 @@ constexpr int kSharedMachineSlowdownPercent = 50;
 
 TEST(GateCli, TwoRunsOfTheSameBuildGateClean) {
   TempFolder tmp;
-  const std::string run = "run softmax_topk -s cpu-fast --device cpu -q --case perf.normal.r256.v131072.k8,correctness.normal.r64.v1024.k10 -o ";
+  const std::string run =
+      "run softmax_topk -s cpu-fast --device cpu -q --case "
+      "perf.normal.r256.v131072.k8,correctness.normal.r64.v1024.k10 -o ";
   ASSERT_EQ(run_cli(run + tmp.path("a.json")).exit_code, 0);
   ASSERT_EQ(run_cli(run + tmp.path("b.json")).exit_code, 0);
-  const auto gate = run_cli(
-      fmt::format("gate {} --baseline {} --max-slowdown {}", tmp.path("b.json"), tmp.path("a.json"), kSharedMachineSlowdownPercent));
+  const auto gate = run_cli(fmt::format("gate {} --baseline {} --max-slowdown {}", tmp.path("b.json"),
+                                        tmp.path("a.json"), kSharedMachineSlowdownPercent));
   EXPECT_EQ(gate.exit_code, 0) << gate.output;
   EXPECT_NE(gate.output.find("Gate passed"), std::string::npos) << gate.output;
   EXPECT_NE(gate.output.find("1 timings compared"), std::string::npos) << gate.output;
 }
 
-
 TEST(GateCli, ASlowedDownSubmissionFailsTheGate) {
   TempFolder tmp;
-  const std::string run = "run softmax_topk -s fixture-tunable --device cpu -q --quick --case perf.normal.r64.v262144.k32 -o ";
+  const std::string run =
+      "run softmax_topk -s fixture-tunable --device cpu -q --quick --case perf.normal.r64.v262144.k32 -o ";
   ASSERT_EQ(run_cli(run + tmp.path("before.json"), kFixtureIndexEnvironment).exit_code, 0);
   ASSERT_EQ(run_cli(run + tmp.path("after.json"), kFixtureIndexEnvironment + " HARNESS_FIXTURE_REPEAT=3").exit_code, 0);
-  const auto gate = run_cli(fmt::format("gate {} --baseline {} --max-slowdown {}", tmp.path("after.json"), tmp.path("before.json"),
-                                        kSharedMachineSlowdownPercent));
+  const auto gate = run_cli(fmt::format("gate {} --baseline {} --max-slowdown {}", tmp.path("after.json"),
+                                        tmp.path("before.json"), kSharedMachineSlowdownPercent));
   EXPECT_EQ(gate.exit_code, 1) << gate.output;
-  EXPECT_NE(gate.output.find("**slower** softmax_topk / fixture-tunable on cpu `perf.normal.r64.v262144.k32`"), std::string::npos)
+  EXPECT_NE(gate.output.find("**slower** softmax_topk / fixture-tunable on cpu `perf.normal.r64.v262144.k32`"),
+            std::string::npos)
       << gate.output;
   EXPECT_NE(gate.output.find("rank test p ="), std::string::npos);
 }

@@ -22,8 +22,8 @@ inline std::string cuda_missing_reason() {
 
 }  // namespace harness::testing
 
-#define REQUIRE_CUDA_DEVICE()                                                          \
-  do {                                                                                 \
-    const std::string reason = ::harness::testing::cuda_missing_reason();              \
-    if (!reason.empty()) GTEST_SKIP() << "no CUDA device here: " << reason;            \
+#define REQUIRE_CUDA_DEVICE()                                               \
+  do {                                                                      \
+    const std::string reason = ::harness::testing::cuda_missing_reason();   \
+    if (!reason.empty()) GTEST_SKIP() << "no CUDA device here: " << reason; \
   } while (false)

@@ -4,15 +4,14 @@
 // holds beyond its claim judged. Each is shown to be what stops its
 // exploit by switching it off (HARNESS_WITNESS_DISABLE). Without a GPU these
 // tests skip and say why.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <cstdio>
 
 #include "gpu/gpu_test_support.h"
-#include "harness/results/results_json.h"
 #include "harness/definitions/verdict.h"
+#include "harness/results/results_json.h"
 #include "harness/witness/timing_witness.h"
 #include "support/test_support.h"
 
@@ -30,8 +29,8 @@ struct WitnessFigures {
 WitnessFigures timed_softmax(const std::string& environment) {
   testing::TempFolder tmp;
   const std::string out = tmp.path("timed.json");
-  const auto r = testing::run_cli("run softmax_topk -s cuda-fast --device cuda --case perf.normal.r256.v131072.k8 --seed 1 -o " + out,
-                                  environment);
+  const auto r = testing::run_cli(
+      "run softmax_topk -s cuda-fast --device cuda --case perf.normal.r256.v131072.k8 --seed 1 -o " + out, environment);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const RunResults results = load_results(out);
   const CaseResult& c = testing::case_of(testing::entry_of(results, "cuda-fast"), "perf.normal.r256.v131072.k8");
@@ -47,11 +46,12 @@ WitnessFigures timed_softmax(const std::string& environment) {
   f.staging_counted_ns = w.staging_counted_ns;
   f.beyond_calls_per_request_ns = (w.request_ns - w.calls_ns) / static_cast<double>(w.requests);
   f.median_excess = w.median_excess.value_or(-1);
-  std::printf("%s: staged %d, %zu requests, %.3f ms beyond the calls per request, %.3f ms of staging (%.3f ms "
-              "allowed a round, 0: unlimited), %.3f ms of it counted, median excess %.2f\n",
-              environment.empty() ? "default" : environment.c_str(), f.staged ? 1 : 0, w.requests,
-              f.beyond_calls_per_request_ns / 1e6, f.staging_ns / 1e6, w.staging_allowed_ns.value_or(0) / 1e6,
-              f.staging_counted_ns / 1e6, f.median_excess);
+  std::printf(
+      "%s: staged %d, %zu requests, %.3f ms beyond the calls per request, %.3f ms of staging (%.3f ms "
+      "allowed a round, 0: unlimited), %.3f ms of it counted, median excess %.2f\n",
+      environment.empty() ? "default" : environment.c_str(), f.staged ? 1 : 0, w.requests,
+      f.beyond_calls_per_request_ns / 1e6, f.staging_ns / 1e6, w.staging_allowed_ns.value_or(0) / 1e6,
+      f.staging_counted_ns / 1e6, f.median_excess);
   return f;
 }
 
@@ -80,13 +80,15 @@ Verdict verdict_on_gpu(const std::string& challenge, const std::string& submissi
                        const std::string& environment) {
   testing::TempFolder tmp;
   const std::string out = tmp.path("exploit.json");
-  testing::run_cli(fmt::format("run {} -s {} --device cuda --case {} --seed 1 -o {}", challenge, submission, case_id, out),
-                   environment);
+  testing::run_cli(
+      fmt::format("run {} -s {} --device cuda --case {} --seed 1 -o {}", challenge, submission, case_id, out),
+      environment);
   const RunResults results = load_results(out);
   const CaseResult& c = testing::case_of(testing::entry_of(results, submission), case_id);
   const nlohmann::json as_json = to_json(c);
   nlohmann::json witness;
-  if (as_json.contains("timing") && as_json["timing"].is_object()) witness = as_json["timing"].value("witness", nlohmann::json());
+  if (as_json.contains("timing") && as_json["timing"].is_object())
+    witness = as_json["timing"].value("witness", nlohmann::json());
   std::printf("%s %s: %s %s (witnessed device memory %s, host memory %s; timing witness %s)\n", submission.c_str(),
               environment.empty() ? "default" : environment.c_str(), std::string(verdict_name(c.verdict)).c_str(),
               c.message.c_str(), c.metrics.value("witnessed_device_memory_bytes", nlohmann::json()).dump().c_str(),
@@ -99,7 +101,8 @@ Verdict verdict_on_gpu(const std::string& challenge, const std::string& submissi
 TEST(GpuWitness, AHiddenDeviceStoreIsUnderstatedMemoryAndGetsThroughWithoutTheVerdict) {
   REQUIRE_CUDA_DEVICE();
   const auto verdict_of = [](const std::string& environment) {
-    return verdict_on_gpu("layernorm_backward", "cuda-hidden-input-store", "perf.forward.normal.r2048.d16384", environment);
+    return verdict_on_gpu("layernorm_backward", "cuda-hidden-input-store", "perf.forward.normal.r2048.d16384",
+                          environment);
   };
   EXPECT_EQ(verdict_of(""), Verdict::understated_memory);
   EXPECT_EQ(verdict_of("HARNESS_WITNESS_DISABLE=device-memory-verdict"), Verdict::pass);

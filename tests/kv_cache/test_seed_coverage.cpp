@@ -4,8 +4,8 @@
 
 #include <set>
 
-#include "harness/core/rng.h"
 #include "harness/challenge_api/challenge.h"
+#include "harness/core/rng.h"
 #include "kv_cache/host/churn_plan.h"
 #include "kv_cache/host/kv_case.h"
 #include "kv_cache/host/workloads.h"

@@ -21,12 +21,12 @@ namespace harness {
 namespace {
 
 struct Flaws {
-  bool leak = false;          // release forgets to return the sequence's bytes
-  bool never_refuses = false; // no budget enforcement
-  bool underreports = false;  // bytes_in_use half of the truth
-  bool budget_per_layer = false;  // checks the budget for the layer at hand, not the whole chunk
-  bool always_refuses = false;    // every append is out of memory
-  int64_t half_from = 0;  // when > 0: K and V at this position and beyond rounded to half precision
+  bool leak = false;               // release forgets to return the sequence's bytes
+  bool never_refuses = false;      // no budget enforcement
+  bool underreports = false;       // bytes_in_use half of the truth
+  bool budget_per_layer = false;   // checks the budget for the layer at hand, not the whole chunk
+  bool always_refuses = false;     // every append is out of memory
+  int64_t half_from = 0;           // when > 0: K and V at this position and beyond rounded to half precision
   bool coarse_odd_values = false;  // V of odd positions rounded to 16 significant bits (within float32's tolerance)
 };
 
@@ -45,13 +45,15 @@ class TrustedCache : public Executor {
  public:
   explicit TrustedCache(Flaws flaws) : flaws_(flaws) {}
 
-  protocol::CallReply call(const std::string& op, const nlohmann::json& s, const std::vector<Binding>& t, double) override {
+  protocol::CallReply call(const std::string& op, const nlohmann::json& s, const std::vector<Binding>& t,
+                           double) override {
     protocol::CallReply r;
     if (op == "format") {
       r.scalars = {{"format", KV_CACHE_FORMAT_FP32}};
     } else if (op == "create") {
       layers_ = s["layers"].get<int>(), hq_ = s["query_heads"].get<int>(), hkv_ = s["kv_heads"].get<int>();
-      d_ = s["head_dim"].get<int>(), max_sequences_ = s["max_sequences"].get<int>(), budget_ = s["memory_budget"].get<int64_t>();
+      d_ = s["head_dim"].get<int>(), max_sequences_ = s["max_sequences"].get<int>(),
+      budget_ = s["memory_budget"].get<int64_t>();
       bytes_ = 0;
       keys_.clear(), values_.clear();
     } else if (op == "append") {
@@ -62,11 +64,13 @@ class TrustedCache : public Executor {
       const bool new_sequence = !keys_.count(seq);
       // At layer 0 the chunk's every layer is reserved: it is refused whole or not at all.
       const int64_t reserved = flaws_.budget_per_layer ? more : layer == 0 ? more * layers_ : 0;
-      if (flaws_.always_refuses || (!flaws_.never_refuses && (bytes_ + reserved > budget_ || (new_sequence && static_cast<int>(keys_.size()) >= max_sequences_)))) {
+      if (flaws_.always_refuses ||
+          (!flaws_.never_refuses &&
+           (bytes_ + reserved > budget_ || (new_sequence && static_cast<int>(keys_.size()) >= max_sequences_)))) {
         r.status = HARNESS_STATUS_OUT_OF_MEMORY;
         return r;
       }
-      auto& k = keys_[seq], &v = values_[seq];
+      auto &k = keys_[seq], &v = values_[seq];
       k.resize(static_cast<size_t>(layers_)), v.resize(static_cast<size_t>(layers_));
       const size_t first = k[layer].size();
       k[layer].insert(k[layer].end(), t[0].tensor->as<float>(), t[0].tensor->as<float>() + t[0].tensor->elements());
@@ -95,8 +99,9 @@ class TrustedCache : public Executor {
       for (size_t b = 0; b < sequences.size(); ++b) {
         const auto& k = keys_.at(sequences[b])[layer];
         std::vector<double> o(static_cast<size_t>(lengths[b] * row));
-        reference::causal_attention(k.data(), values_.at(sequences[b])[layer].data(), static_cast<int64_t>(k.size()) / (hkv_ * d_),
-                                    q, lengths[b], hq_, hkv_, d_, o.data());
+        reference::causal_attention(k.data(), values_.at(sequences[b])[layer].data(),
+                                    static_cast<int64_t>(k.size()) / (hkv_ * d_), q, lengths[b], hq_, hkv_, d_,
+                                    o.data());
         for (double x : o) *out++ = static_cast<float>(x);
         q += lengths[b] * row;
       }
@@ -159,7 +164,8 @@ Outcome run_in_case(const std::string& id, Flaws flaws,
 }
 
 Outcome run_workload(const std::string& id, Flaws flaws = {}) {
-  return run_in_case(id, flaws, [](const CaseSpec& spec, CaseContext& ctx) { find_challenge("kv_cache").run_case(spec, ctx); });
+  return run_in_case(id, flaws,
+                     [](const CaseSpec& spec, CaseContext& ctx) { find_challenge("kv_cache").run_case(spec, ctx); });
 }
 
 // A script of the test's own over one session of the cache, in the frame of

@@ -16,7 +16,8 @@
 namespace layernorm {
 namespace {
 
-const Tolerances kTolerances = {{"y", {1e-5, 1e-5}}, {"dx", {1e-4, 1e-4}}, {"dgamma", {1e-4, 1e-4}}, {"dbeta", {1e-4, 1e-4}}};
+const Tolerances kTolerances = {
+    {"y", {1e-5, 1e-5}}, {"dx", {1e-4, 1e-4}}, {"dgamma", {1e-4, 1e-4}}, {"dbeta", {1e-4, 1e-4}}};
 
 struct Answer {
   LnCase c;
@@ -24,18 +25,23 @@ struct Answer {
 
   explicit Answer(LnCase lc) : c(lc) {
     const auto n = static_cast<size_t>(c.rows * c.dim), d = static_cast<size_t>(c.dim);
-    x.resize(n), dy.resize(n), y.resize(n), dx.resize(n), gamma.resize(d), beta.resize(d), dgamma.resize(d), dbeta.resize(d);
+    x.resize(n), dy.resize(n), y.resize(n), dx.resize(n), gamma.resize(d), beta.resize(d), dgamma.resize(d),
+        dbeta.resize(d);
     saved.resize(static_cast<size_t>(2 * c.rows));
     generate_inputs(c, 5, x.data(), gamma.data(), beta.data(), dy.data());
     const auto& challenge = harness::find_challenge("layernorm_backward");
     const harness::TensorSpec xs{"x", harness::DType::f32, {c.rows, c.dim}}, vs{"v", harness::DType::f32, {c.dim}};
     const nlohmann::json scalars = {{"rows", c.rows}, {"dim", c.dim}, {"eps", c.eps}};
-    challenge.solve("forward", scalars, {{"x", {&xs, x.data()}}, {"gamma", {&vs, gamma.data()}}, {"beta", {&vs, beta.data()}}},
+    challenge.solve("forward", scalars,
+                    {{"x", {&xs, x.data()}}, {"gamma", {&vs, gamma.data()}}, {"beta", {&vs, beta.data()}}},
                     {{"y", y.data()}, {"saved", saved.data()}});
-    challenge.solve("backward", scalars, {{"dy", {&xs, dy.data()}}, {"x", {&xs, x.data()}}, {"gamma", {&vs, gamma.data()}}},
+    challenge.solve("backward", scalars,
+                    {{"dy", {&xs, dy.data()}}, {"x", {&xs, x.data()}}, {"gamma", {&vs, gamma.data()}}},
                     {{"dx", dx.data()}, {"dgamma", dgamma.data()}, {"dbeta", dbeta.data()}});
   }
-  harness::CheckReport forward() const { return check_forward(c, x.data(), gamma.data(), beta.data(), y.data(), kTolerances); }
+  harness::CheckReport forward() const {
+    return check_forward(c, x.data(), gamma.data(), beta.data(), y.data(), kTolerances);
+  }
   harness::CheckReport backward() const {
     return check_backward(c, dy.data(), x.data(), gamma.data(), dx.data(), dgamma.data(), dbeta.data(), kTolerances);
   }
@@ -70,7 +76,8 @@ std::vector<float> float32_forward(const Answer& a, bool one_pass) {
       var /= static_cast<float>(dim);
     }
     const float rstd = 1.0f / std::sqrt(var + a.c.eps);
-    for (size_t j = 0; j < dim; ++j) y[static_cast<size_t>(r) * dim + j] = (x[j] - mean) * rstd * a.gamma[j] + a.beta[j];
+    for (size_t j = 0; j < dim; ++j)
+      y[static_cast<size_t>(r) * dim + j] = (x[j] - mean) * rstd * a.gamma[j] + a.beta[j];
   }
   return y;
 }
@@ -95,11 +102,13 @@ TEST(LayerNormChecker, TheFloat32AllowancePassesSoundFloat32AndNoMore) {
     // The one-pass variance stays wrong.
     const auto bug = check_forward(a.c, a.x.data(), a.gamma.data(), a.beta.data(), one_pass.data(), with_allowance);
     EXPECT_FALSE(bug.ok) << offset;
-    EXPECT_NE(bug.message.find("2*eps32*F (F = max|gamma| * max(|mean| * rstd) * sqrt(D)"), std::string::npos) << bug.message;
+    EXPECT_NE(bug.message.find("2*eps32*F (F = max|gamma| * max(|mean| * rstd) * sqrt(D)"), std::string::npos)
+        << bug.message;
   }
   // On well-scaled rows the allowance adds nothing a mistake could hide in.
   const Answer normal(LnCase{64, 1024, Data::normal, 0, 1e-5f});
-  const auto report = check_forward(normal.c, normal.x.data(), normal.gamma.data(), normal.beta.data(), normal.y.data(), with_allowance);
+  const auto report = check_forward(normal.c, normal.x.data(), normal.gamma.data(), normal.beta.data(), normal.y.data(),
+                                    with_allowance);
   EXPECT_LT(report.metrics.value("precision_loss", 1.0), 0.2);
 }
 
@@ -113,11 +122,20 @@ TEST(LayerNormChecker, RealisticMistakesAreRejected) {
   const float d = 768;
   const std::vector<Mistake> mistakes = {
       // The sample variance (D - 1) scales rstd by sqrt((D-1)/D): 6.5e-4 relative on y at D = 768.
-      {"y:", true, [d](Answer& a) { for (auto& v : a.y) v = (v - a.beta[0]) * std::sqrt((d - 1) / d) + a.beta[0]; }},
+      {"y:", true,
+       [d](Answer& a) {
+         for (auto& v : a.y) v = (v - a.beta[0]) * std::sqrt((d - 1) / d) + a.beta[0];
+       }},
       {"y:", true, [](Answer& a) { a.y[100] = std::numeric_limits<float>::quiet_NaN(); }},
       {"y:", true, [](Answer& a) { *std::max_element(a.y.begin(), a.y.end()) *= 1.001f; }},
-      {"dx:", false, [](Answer& a) { for (auto& v : a.dx) v *= 1.001f; }},
-      {"dgamma:", false, [](Answer& a) { for (size_t j = 0; j < a.dgamma.size(); ++j) a.dgamma[j] *= 0.5f; }},
+      {"dx:", false,
+       [](Answer& a) {
+         for (auto& v : a.dx) v *= 1.001f;
+       }},
+      {"dgamma:", false,
+       [](Answer& a) {
+         for (size_t j = 0; j < a.dgamma.size(); ++j) a.dgamma[j] *= 0.5f;
+       }},
       {"dbeta:", false, [](Answer& a) { a.dbeta[3] += 0.01f * std::fabs(a.dbeta[3]) + 0.5f; }},
   };
   for (const auto& m : mistakes) {
@@ -175,19 +193,22 @@ TEST(LayerNormChecker, DxFromCancellingTermsIsJudgedAtTheScaleOfTheTerms) {
   const auto report = a.backward();
   EXPECT_TRUE(report.ok) << report.message;
 
-  std::vector<double> x64(a.x.begin(), a.x.end()), dy64(a.dy.begin(), a.dy.end()), gamma64(a.gamma.begin(), a.gamma.end());
+  std::vector<double> x64(a.x.begin(), a.x.end()), dy64(a.dy.begin(), a.dy.end()),
+      gamma64(a.gamma.begin(), a.gamma.end());
   std::vector<double> dx_ref(a.dx.size()), dgamma_ref(2), dbeta_ref(2);
-  reference::layernorm_backward(dy64.data(), x64.data(), gamma64.data(), a.c.rows, 2, a.c.eps, dx_ref.data(), dgamma_ref.data(),
-                                dbeta_ref.data());
+  reference::layernorm_backward(dy64.data(), x64.data(), gamma64.data(), a.c.rows, 2, a.c.eps, dx_ref.data(),
+                                dgamma_ref.data(), dbeta_ref.data());
   const auto by_max_dx = harness::compare_to_reference(a.dx.data(), dx_ref.data(), dx_ref.size(), kTolerances.at("dx"));
-  EXPECT_FALSE(by_max_dx.ok()) << "this data no longer shows the cancellation; worst scaled error " << by_max_dx.max_scaled_error;
+  EXPECT_FALSE(by_max_dx.ok()) << "this data no longer shows the cancellation; worst scaled error "
+                               << by_max_dx.max_scaled_error;
 
   // Dropping the projection term is still caught on the same data.
   Answer wrong = a;
   wrong.dx = float_dx(a, false);
   const auto wrong_report = wrong.backward();
   EXPECT_FALSE(wrong_report.ok);
-  EXPECT_NE(wrong_report.message.find("S = max(max|ref|, max rstd*|dy*gamma|)"), std::string::npos) << wrong_report.message;
+  EXPECT_NE(wrong_report.message.find("S = max(max|ref|, max rstd*|dy*gamma|)"), std::string::npos)
+      << wrong_report.message;
 }
 
 // The refresh between rounds of timed calls (StatelessCase::refresh): two
@@ -205,13 +226,15 @@ TEST(LayerNormChecker, ARefreshMakesTheAnswerFromBeforeWrongInEveryRow) {
     const harness::TensorSpec xs{"x", harness::DType::f32, {c.rows, c.dim}}, vs{"v", harness::DType::f32, {c.dim}};
     const nlohmann::json scalars = {{"rows", c.rows}, {"dim", c.dim}, {"eps", c.eps}};
     std::vector<float> saved(after.saved.size());
-    challenge.solve("forward", scalars,
-                    {{"x", {&xs, after.x.data()}}, {"gamma", {&vs, after.gamma.data()}}, {"beta", {&vs, after.beta.data()}}},
-                    {{"y", after.y.data()}, {"saved", saved.data()}});
+    challenge.solve(
+        "forward", scalars,
+        {{"x", {&xs, after.x.data()}}, {"gamma", {&vs, after.gamma.data()}}, {"beta", {&vs, after.beta.data()}}},
+        {{"y", after.y.data()}, {"saved", saved.data()}});
     EXPECT_EQ(saved, before.saved) << "the row statistics moved";
-    challenge.solve("backward", scalars,
-                    {{"dy", {&xs, after.dy.data()}}, {"x", {&xs, after.x.data()}}, {"gamma", {&vs, after.gamma.data()}}},
-                    {{"dx", after.dx.data()}, {"dgamma", after.dgamma.data()}, {"dbeta", after.dbeta.data()}});
+    challenge.solve(
+        "backward", scalars,
+        {{"dy", {&xs, after.dy.data()}}, {"x", {&xs, after.x.data()}}, {"gamma", {&vs, after.gamma.data()}}},
+        {{"dx", after.dx.data()}, {"dgamma", after.dgamma.data()}, {"dbeta", after.dbeta.data()}});
     return after;
   };
   // In every row, some element off by over ten times the tolerance at the
@@ -232,12 +255,14 @@ TEST(LayerNormChecker, ARefreshMakesTheAnswerFromBeforeWrongInEveryRow) {
     EXPECT_EQ(x_swapped.saved, before.saved);
     EXPECT_TRUE(wrong_in_every_row(before.y, x_swapped.y, kTolerances.at("y").rtol)) << seed;
     EXPECT_FALSE(check_forward(c, x_swapped.x.data(), x_swapped.gamma.data(), x_swapped.beta.data(), before.y.data(),
-                               kTolerances).ok);
+                               kTolerances)
+                     .ok);
     EXPECT_TRUE(x_swapped.forward().ok) << x_swapped.forward().message;
     const Answer dy_swapped = refreshed(false, seed);
     EXPECT_TRUE(wrong_in_every_row(before.dx, dy_swapped.dx, kTolerances.at("dx").rtol)) << seed;
     EXPECT_FALSE(check_backward(c, dy_swapped.dy.data(), dy_swapped.x.data(), dy_swapped.gamma.data(), before.dx.data(),
-                                before.dgamma.data(), before.dbeta.data(), kTolerances).ok);
+                                before.dgamma.data(), before.dbeta.data(), kTolerances)
+                     .ok);
     EXPECT_TRUE(dy_swapped.backward().ok) << dy_swapped.backward().message;
   }
 }

@@ -61,15 +61,19 @@ double numeric_derivative(Problem& p, std::vector<double>& values, size_t i) {
 }
 
 TEST(LayerNormReference, GradientsMatchCentralFiniteDifferences) {
-  for (const auto& [rows, dim, offset] : {std::tuple<int64_t, int64_t, double>{3, 5, 0.0}, {2, 8, 3.0}, {4, 2, -1.0}, {1, 7, 0.0}}) {
+  for (const auto& [rows, dim, offset] :
+       {std::tuple<int64_t, int64_t, double>{3, 5, 0.0}, {2, 8, 3.0}, {4, 2, -1.0}, {1, 7, 0.0}}) {
     Problem p = random_problem(rows, dim, offset, 42 + static_cast<uint64_t>(dim));
     std::vector<double> dx(p.x.size()), dgamma(static_cast<size_t>(dim)), dbeta(static_cast<size_t>(dim));
-    reference::layernorm_backward(p.dy.data(), p.x.data(), p.gamma.data(), rows, dim, p.eps, dx.data(), dgamma.data(), dbeta.data());
+    reference::layernorm_backward(p.dy.data(), p.x.data(), p.gamma.data(), rows, dim, p.eps, dx.data(), dgamma.data(),
+                                  dbeta.data());
     // Truncation error h^2 ~ 1e-12 and rounding ~1e-16 / h ~ 1e-10: 1e-6 is safe
     // and still far below any mistake in the formula (e.g. a missing term is O(1)).
     for (size_t i = 0; i < p.x.size(); ++i) EXPECT_NEAR(dx[i], numeric_derivative(p, p.x, i), 1e-6) << "dx " << i;
-    for (size_t j = 0; j < p.gamma.size(); ++j) EXPECT_NEAR(dgamma[j], numeric_derivative(p, p.gamma, j), 1e-6) << "dgamma " << j;
-    for (size_t j = 0; j < p.beta.size(); ++j) EXPECT_NEAR(dbeta[j], numeric_derivative(p, p.beta, j), 1e-6) << "dbeta " << j;
+    for (size_t j = 0; j < p.gamma.size(); ++j)
+      EXPECT_NEAR(dgamma[j], numeric_derivative(p, p.gamma, j), 1e-6) << "dgamma " << j;
+    for (size_t j = 0; j < p.beta.size(); ++j)
+      EXPECT_NEAR(dbeta[j], numeric_derivative(p, p.beta, j), 1e-6) << "dbeta " << j;
   }
 }
 
@@ -82,7 +86,8 @@ TEST(LayerNormReference, BackwardIsTheTransposedJacobianTimesDy) {
   std::vector<double> xhat(4);
   for (size_t i = 0; i < 4; ++i) xhat[i] = (p.x[i] - mean[0]) * rstd[0];
   std::vector<double> dx(4), dgamma(4), dbeta(4);
-  reference::layernorm_backward(p.dy.data(), p.x.data(), p.gamma.data(), 1, d, p.eps, dx.data(), dgamma.data(), dbeta.data());
+  reference::layernorm_backward(p.dy.data(), p.x.data(), p.gamma.data(), 1, d, p.eps, dx.data(), dgamma.data(),
+                                dbeta.data());
   for (size_t j = 0; j < 4; ++j) {
     double expected = 0;
     for (size_t i = 0; i < 4; ++i) {

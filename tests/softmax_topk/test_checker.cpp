@@ -10,9 +10,9 @@
 #include <limits>
 #include <vector>
 
+#include "harness/challenge_api/challenge.h"
 #include "softmax_topk/host/check.h"
 #include "softmax_topk/host/data.h"
-#include "harness/challenge_api/challenge.h"
 
 namespace softmax_topk {
 namespace {
@@ -30,7 +30,8 @@ struct Answer {
 
 // The challenge's trusted answer (float64 rounded to float32) for a case.
 Answer solved(TopkCase c, uint64_t seed = 3) {
-  Answer a{c, std::vector<float>(static_cast<size_t>(c.rows * c.vocab)), std::vector<float>(static_cast<size_t>(c.rows * c.k)),
+  Answer a{c, std::vector<float>(static_cast<size_t>(c.rows * c.vocab)),
+           std::vector<float>(static_cast<size_t>(c.rows * c.k)),
            std::vector<int32_t>(static_cast<size_t>(c.rows * c.k))};
   generate_logits(c, seed, a.logits.data());
   harness::TensorSpec spec{"logits", harness::DType::f32, {c.rows, c.vocab}};
@@ -74,7 +75,8 @@ TEST(SoftmaxTopkChecker, EachKindOfWrongAnswerIsRejectedAndNamed) {
       {"outside [0, vocab)", [](Answer& a) { a.indices[3] = 500; }},
       {"outside [0, vocab)", [](Answer& a) { a.indices[0] = -1; }},
       {"repeated indices", [](Answer& a) { a.indices[9] = a.indices[8]; }},
-      {"not a top-k", [](Answer& a) {
+      {"not a top-k",
+       [](Answer& a) {
          // Replace the 8th winner of row 0 by a column that is not a winner.
          for (int32_t col = 0; col < 500; ++col) {
            bool chosen = false;
@@ -85,7 +87,8 @@ TEST(SoftmaxTopkChecker, EachKindOfWrongAnswerIsRejectedAndNamed) {
            }
          }
        }},
-      {"non-increasing order", [](Answer& a) {
+      {"non-increasing order",
+       [](Answer& a) {
          std::swap(a.indices[0], a.indices[1]);
          std::swap(a.probs[0], a.probs[1]);
        }},
@@ -158,8 +161,8 @@ TEST(SoftmaxTopkChecker, ARefreshMakesTheAnswerFromBeforeWrongInEveryRow) {
       Answer a = after;
       harness::TensorSpec spec{"logits", harness::DType::f32, {c.rows, c.vocab}};
       harness::find_challenge("softmax_topk")
-          .solve("softmax_topk", {{"rows", c.rows}, {"vocab", c.vocab}, {"k", c.k}}, {{"logits", {&spec, a.logits.data()}}},
-                 {{"probs", a.probs.data()}, {"indices", a.indices.data()}});
+          .solve("softmax_topk", {{"rows", c.rows}, {"vocab", c.vocab}, {"k", c.k}},
+                 {{"logits", {&spec, a.logits.data()}}}, {{"probs", a.probs.data()}, {"indices", a.indices.data()}});
       return a;
     }();
     EXPECT_TRUE(fresh.check().ok) << fresh.check().message;

@@ -64,7 +64,7 @@ TEST(SoftmaxTopkSeedCoverage, SmallTermsMakeTheSameLargeErrorOfALossySumAtEveryS
         for (int64_t j = 0; j < c.vocab; ++j) {
           const float e = std::exp(row[j] - row[top]);
           exact += e;
-          sequential += e;                          // one float accumulator, left to right
+          sequential += e;                           // one float accumulator, left to right
           skipping += e < 1.1920929e-7f ? 0.0f : e;  // terms below float epsilon skipped
         }
         // Both lossy sums are off by about 1.06% at every seed: over thirty
@@ -147,7 +147,8 @@ TEST(SoftmaxTopkSeedCoverage, StructuralRowsHaveTheirStructureAtEverySeed) {
 
 TEST(SoftmaxTopkSeedCoverage, SomeCaseHasMoreRowsThanAGridDimension) {
   bool found = false;
-  for (const auto& spec : harness::find_challenge("softmax_topk").cases()) found = found || topk_case_of(spec).rows > 65536;
+  for (const auto& spec : harness::find_challenge("softmax_topk").cases())
+    found = found || topk_case_of(spec).rows > 65536;
   EXPECT_TRUE(found);
 }
 

@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <array>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 
@@ -102,7 +102,8 @@ RunResults run_selection(const RunSelection& selection, const Catalog& catalog, 
   // A speed beyond the roofline is checked against a quick measurement, kept
   // for this run only.
   SpeedOfLight speed_of_light([](const DeviceInfo& d) { return measure_peak(d, true); }, {});
-  execute_plan(plan, settings, results, quiet, [](const RunResults&) {}, speed_of_light);
+  execute_plan(
+      plan, settings, results, quiet, [](const RunResults&) {}, speed_of_light);
   results.run.complete = true;
   score_results(results);
   return results;

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "harness/results/results.h"
-#include "harness/runner/run_plan.h"
 #include "harness/challenge_api/run_settings.h"
 #include "harness/executors/worker_executor.h"
+#include "harness/results/results.h"
+#include "harness/runner/run_plan.h"
 #include "harness/submissions/catalog.h"
 
 namespace harness::testing {

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/rng.h"
 #include "harness/challenge_api/case_context.h"
 #include "harness/challenge_api/stateless_driver.h"
+#include "harness/core/rng.h"
 #include "harness/witness/device_memory.h"
 #include "harness_abi.h"
 
@@ -60,7 +60,8 @@ class FakeExecutor : public Executor {
   int rounds = 1;
   std::optional<double> witness_ns;  // what the harness's clock saw around time(), if anything
 
-  protocol::CallReply call(const std::string&, const nlohmann::json&, const std::vector<Binding>& tensors, double) override {
+  protocol::CallReply call(const std::string&, const nlohmann::json&, const std::vector<Binding>& tensors,
+                           double) override {
     protocol::CallReply reply;
     reply.status = behaviour(tensors, calls++);
     reply.message = "fake message";

@@ -7,14 +7,14 @@
 #include <string>
 
 #include "case_context_fixture.h"
-#include "support/test_support.h"
 #include "harness_abi.h"
+#include "support/test_support.h"
 
 namespace harness {
 namespace {
 
-using testing::test_ops;
 using testing::Fixture;
+using testing::test_ops;
 using testing::verdict_of;
 using testing::write_double;
 

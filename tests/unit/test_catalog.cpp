@@ -21,8 +21,9 @@ Catalog catalog_with_squatter(const testing::TempFolder& folder, const json& squ
   std::filesystem::create_directories(folder.path("a"));
   write_file_atomically(folder.path("a/submission.json"), squatter.dump());
   const std::string real = std::string(HARNESS_SOURCE_DIR) + "/submissions/softmax_topk/cpu-naive/submission.json";
-  const json index = json::array({json{{"manifest", folder.path("a/submission.json")}, {"build_dir", folder.path("a-build")}},
-                                  json{{"manifest", real}, {"build_dir", folder.path("real-build")}}});
+  const json index =
+      json::array({json{{"manifest", folder.path("a/submission.json")}, {"build_dir", folder.path("a-build")}},
+                   json{{"manifest", real}, {"build_dir", folder.path("real-build")}}});
   write_file_atomically(folder.path("index.json"), index.dump());
   return Catalog::load(folder.path("index.json"));
 }
@@ -42,7 +43,8 @@ TEST(Catalog, OnlyTheConfiguredFolderMayBeTheBaseline) {
   ASSERT_TRUE(taken.manifest.has_value());
   EXPECT_EQ(taken.manifest->role, "submission");
   EXPECT_EQ(taken.build.status, "failed");
-  EXPECT_NE(taken.build.reason.find("role \"baseline\" belongs to the folder"), std::string::npos) << taken.build.reason;
+  EXPECT_NE(taken.build.reason.find("role \"baseline\" belongs to the folder"), std::string::npos)
+      << taken.build.reason;
   EXPECT_NE(taken.build.reason.find("submissions/softmax_topk/cpu-naive"), std::string::npos) << taken.build.reason;
   ASSERT_TRUE(catalog.records()[1].manifest.has_value()) << catalog.records()[1].manifest_error;
   EXPECT_EQ(catalog.records()[1].manifest->role, "baseline");
@@ -69,11 +71,12 @@ TEST(Catalog, AProcessSubmissionsIncludeFoldersStayInsideItsRoot) {
   json index = json::array();
   for (const auto& [name, dir] : {std::pair{"inside", "../common"}, std::pair{"outside", "../../build"}}) {
     std::filesystem::create_directories(folder.path(std::string("root/") + name));
-    const json manifest{{"name", name},       {"challenge", "softmax_topk"}, {"device", "cpu"}, {"kind", "process"},
-                        {"command", {"python3", "x.py"}}, {"include_dirs", {dir}}};
+    const json manifest{{"name", name},      {"challenge", "softmax_topk"},    {"device", "cpu"},
+                        {"kind", "process"}, {"command", {"python3", "x.py"}}, {"include_dirs", {dir}}};
     write_file_atomically(folder.path(std::string("root/") + name + "/submission.json"), manifest.dump());
     index.push_back(json{{"manifest", folder.path(std::string("root/") + name + "/submission.json")},
-                         {"build_dir", folder.path("b")}, {"root", folder.path("root")}});
+                         {"build_dir", folder.path("b")},
+                         {"root", folder.path("root")}});
   }
   write_file_atomically(folder.path("index.json"), index.dump());
   const Catalog catalog = Catalog::load(folder.path("index.json"));

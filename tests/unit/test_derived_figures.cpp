@@ -28,9 +28,7 @@ std::string refusal(const RunResults& r) {
   return "";
 }
 
-TEST(DerivedFigures, ResultsThatAgreeWithThemselvesPass) {
-  EXPECT_EQ(refusal(load_results(kGolden)), "");
-}
+TEST(DerivedFigures, ResultsThatAgreeWithThemselvesPass) { EXPECT_EQ(refusal(load_results(kGolden)), ""); }
 
 TEST(DerivedFigures, AnEditedScoreIsRefusedNamingTheEntry) {
   RunResults r = load_results(kGolden);

@@ -2,7 +2,6 @@
 // it, counted in the driver's granules, the worker's copies of the
 // harness's tensors apart.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include "harness/witness/device_memory.h"

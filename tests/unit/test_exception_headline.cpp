@@ -16,7 +16,8 @@ TEST(ExceptionHeadline, TheExceptionLineOfATracebackComesFirst) {
       "    raise ValueError(\"k too large\")\n"
       "ValueError: k too large\n";
   const std::string message = lead_with_exception(traceback);
-  EXPECT_EQ(message.rfind("ValueError: k too large (at File \"/x/adapter.py\", line 12, in softmax_topk)\n", 0), 0u) << message;
+  EXPECT_EQ(message.rfind("ValueError: k too large (at File \"/x/adapter.py\", line 12, in softmax_topk)\n", 0), 0u)
+      << message;
   EXPECT_NE(message.find(traceback), std::string::npos) << "the traceback is kept";
 }
 
@@ -31,7 +32,8 @@ TEST(ExceptionHeadline, ChainedExceptionsLeadWithTheLastOne) {
       "Traceback (most recent call last):\n"
       "  File \"a.py\", line 3, in f\n"
       "RuntimeError: lookup failed\n";
-  EXPECT_EQ(lead_with_exception(traceback).rfind("RuntimeError: lookup failed (at File \"a.py\", line 3, in f)", 0), 0u);
+  EXPECT_EQ(lead_with_exception(traceback).rfind("RuntimeError: lookup failed (at File \"a.py\", line 3, in f)", 0),
+            0u);
 }
 
 TEST(ExceptionHeadline, OtherMessagesAreLeftAlone) {

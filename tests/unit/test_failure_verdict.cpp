@@ -108,7 +108,9 @@ namespace {
 TEST(MemoryLimitVerdict, AnAllocationFailureUnderALimitIsMemoryLimit) {
   const uint64_t limit = 8ull << 30;
   const auto crash = memory_limit_failure(
-      Verdict::crash, "the worker died of signal 6; its last output: terminate called after throwing an instance of 'std::bad_alloc'", limit);
+      Verdict::crash,
+      "the worker died of signal 6; its last output: terminate called after throwing an instance of 'std::bad_alloc'",
+      limit);
   ASSERT_TRUE(crash.has_value());
   EXPECT_NE(crash->find("address-space limit of 8 GiB (--memory-limit)"), std::string::npos) << *crash;
   EXPECT_TRUE(memory_limit_failure(Verdict::error, "Traceback ...\nMemoryError: Unable to allocate 16.0 GiB", limit));
@@ -120,7 +122,8 @@ TEST(MemoryLimitVerdict, NotWithoutALimitNorForOtherFailuresNorABudgetRefusal) {
   EXPECT_FALSE(memory_limit_failure(Verdict::error, bad_alloc, 0));
   EXPECT_FALSE(memory_limit_failure(Verdict::wrong_answer, bad_alloc, 8ull << 30));
   EXPECT_FALSE(memory_limit_failure(Verdict::pass, bad_alloc, 8ull << 30));
-  EXPECT_FALSE(memory_limit_failure(Verdict::error, "append returned status 3 (out_of_memory): the budget is spent", 8ull << 30));
+  EXPECT_FALSE(memory_limit_failure(Verdict::error, "append returned status 3 (out_of_memory): the budget is spent",
+                                    8ull << 30));
 }
 
 }  // namespace

@@ -18,10 +18,10 @@
 namespace harness {
 namespace {
 
-using testing::test_ops;
 using testing::AddressReplay;
 using testing::doubling_sets;
 using testing::Fixture;
+using testing::test_ops;
 using testing::verdict_of;
 using testing::write_double;
 
@@ -86,7 +86,7 @@ TEST(FreshInputs, AnInputChangedDuringARoundIsCaughtAtTheNextRound) {
 struct InputWatcher {
   Fixture f{Suite::perf};
   std::vector<SharedTensor*> xs, ys;
-  std::atomic<int> seen{0};                // new inputs seen, one per round after the first
+  std::atomic<int> seen{0};                 // new inputs seen, one per round after the first
   std::vector<bool> outputs_were_poisoned;  // at each sight, every set's outputs held only poison
   std::atomic<bool> stop{false};
 
@@ -103,7 +103,8 @@ struct InputWatcher {
       if (now == last) continue;
       last = now;
       bool poisoned = true;
-      for (auto* y : ys) poisoned = poisoned && count_poison(y->raw(), y->elements(), DType::f32, nullptr) == y->elements();
+      for (auto* y : ys)
+        poisoned = poisoned && count_poison(y->raw(), y->elements(), DType::f32, nullptr) == y->elements();
       outputs_were_poisoned.push_back(poisoned);
       seen.fetch_add(1);
     }
@@ -126,8 +127,10 @@ struct InputWatcher {
       for (auto* x : xs) {
         std::vector<float> next(x->as<float>(), x->as<float>() + 1024);
         for (float& v : next) v += 100;
-        if (in_place) std::memcpy(x->raw(), next.data(), x->bytes());
-        else stage.stage(*x, next.data());
+        if (in_place)
+          std::memcpy(x->raw(), next.data(), x->bytes());
+        else
+          stage.stage(*x, next.data());
       }
       // Written in place, the rest of the round's preparation comes after
       // the watcher has seen them.

@@ -27,7 +27,8 @@ TEST(Gate, PerformanceScoresNeverTripTheScoreThreshold) {
 }
 
 TEST(Gate, IdenticalResultsPass) {
-  const auto r = results({make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(1000))});
+  const auto r = results(
+      {make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(1000))});
   const auto report = gate_results(r, r, {});
   EXPECT_TRUE(report.regressions.empty());
   EXPECT_EQ(report.cases_compared, 2u);
@@ -35,7 +36,8 @@ TEST(Gate, IdenticalResultsPass) {
 }
 
 TEST(Gate, ANewlyFailingOrMissingCaseIsARegressionWithItsReproduceCommand) {
-  const auto before = results({make_case("c1", Suite::correctness, Verdict::pass), make_case("c2", Suite::correctness, Verdict::pass)});
+  const auto before =
+      results({make_case("c1", Suite::correctness, Verdict::pass), make_case("c2", Suite::correctness, Verdict::pass)});
   auto after = results({make_case("c1", Suite::correctness, Verdict::wrong_answer)});
   after.entries[0].cases[0].message = "row 3 is not a top-k";
   const auto report = gate_results(after, before, {});
@@ -48,7 +50,8 @@ TEST(Gate, ANewlyFailingOrMissingCaseIsARegressionWithItsReproduceCommand) {
   EXPECT_EQ(report.regressions[1].what, "missing");
   EXPECT_EQ(report.regressions[2].what, "score drop");
   EXPECT_NE(report.regressions[2].detail.find("overall without performance"), std::string::npos);
-  EXPECT_NE(report.regressions[3].detail.find("correctness: 100.0 -> 0.0"), std::string::npos) << report.regressions[3].detail;
+  EXPECT_NE(report.regressions[3].detail.find("correctness: 100.0 -> 0.0"), std::string::npos)
+      << report.regressions[3].detail;
   const std::string md = render_gate_markdown(report, {});
   EXPECT_NE(md.find("Gate failed: 4 regressions"), std::string::npos);
   EXPECT_LT(md.find("Regressions"), md.find("Thresholds"));
@@ -57,7 +60,8 @@ TEST(Gate, ANewlyFailingOrMissingCaseIsARegressionWithItsReproduceCommand) {
 TEST(Gate, SlowerOnlyBeyondTheThresholdAndBeyondNoise) {
   const auto before = results({make_case("p1", Suite::perf, Verdict::pass, around(1000))});
   // 5% slower: under the 10% threshold.
-  EXPECT_TRUE(gate_results(results({make_case("p1", Suite::perf, Verdict::pass, around(1050))}), before, {}).regressions.empty());
+  EXPECT_TRUE(gate_results(results({make_case("p1", Suite::perf, Verdict::pass, around(1050))}), before, {})
+                  .regressions.empty());
   // 30% slower, consistently: a regression.
   const auto slow = gate_results(results({make_case("p1", Suite::perf, Verdict::pass, around(1300))}), before, {});
   ASSERT_EQ(slow.regressions.size(), 1u);
@@ -65,8 +69,9 @@ TEST(Gate, SlowerOnlyBeyondTheThresholdAndBeyondNoise) {
   EXPECT_NE(slow.regressions[0].detail.find("+30.0%"), std::string::npos) << slow.regressions[0].detail;
   // Two bimodal runs whose medians differ by 50% but whose samples overlap
   // fully: no evidence, no regression.
-  const auto noise = gate_results(results({make_case("p1", Suite::perf, Verdict::pass, {1000, 1000, 1500, 1500, 1500})}),
-                                  results({make_case("p1", Suite::perf, Verdict::pass, {1000, 1500, 1500, 1500, 1000})}), {});
+  const auto noise =
+      gate_results(results({make_case("p1", Suite::perf, Verdict::pass, {1000, 1000, 1500, 1500, 1500})}),
+                   results({make_case("p1", Suite::perf, Verdict::pass, {1000, 1500, 1500, 1500, 1000})}), {});
   EXPECT_TRUE(noise.regressions.empty());
   // Faster is an improvement.
   const auto fast = gate_results(results({make_case("p1", Suite::perf, Verdict::pass, around(600))}), before, {});
@@ -86,7 +91,8 @@ TEST(Gate, TimingsAreComparedAsScoredNeverBelowTheWitnesssFloor) {
   const auto slow = gate_results(results({raised}), before, {});
   ASSERT_EQ(slow.regressions.size(), 1u);
   EXPECT_EQ(slow.regressions[0].what, "slower");
-  EXPECT_NE(slow.regressions[0].detail.find("(the witness's floor) (+30.0%)"), std::string::npos) << slow.regressions[0].detail;
+  EXPECT_NE(slow.regressions[0].detail.find("(the witness's floor) (+30.0%)"), std::string::npos)
+      << slow.regressions[0].detail;
   // The claims alone, as the gate once compared them, show no change.
   raised.timing->witness.reset();
   EXPECT_TRUE(gate_results(results({raised}), before, {}).regressions.empty());
@@ -102,23 +108,31 @@ TEST(Gate, TooFewSamplesAreNotComparedAndSaySo) {
 }
 
 TEST(Gate, AnotherMachineGatesVerdictsButNotTimings) {
-  const auto before = results({make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(1000))}, "host-a");
-  const auto after = results({make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(5000))}, "host-b");
+  const auto before = results(
+      {make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(1000))},
+      "host-a");
+  const auto after = results(
+      {make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(5000))},
+      "host-b");
   const auto report = gate_results(after, before, {});
   EXPECT_TRUE(report.regressions.empty());
   EXPECT_EQ(report.timings_compared, 0u);
   ASSERT_FALSE(report.notes.empty());
   EXPECT_NE(report.notes[0].find("timings were not"), std::string::npos) << report.notes[0];
   // Verdicts still count.
-  const auto failing = results({make_case("c1", Suite::correctness, Verdict::crash), make_case("p1", Suite::perf, Verdict::pass, around(1000))}, "host-b");
+  const auto failing = results(
+      {make_case("c1", Suite::correctness, Verdict::crash), make_case("p1", Suite::perf, Verdict::pass, around(1000))},
+      "host-b");
   EXPECT_FALSE(gate_results(failing, before, {}).regressions.empty());
 }
 
 TEST(Gate, WithoutTimingsTheSameMachineGatesVerdictsAndScoresOnly) {
   // A shared runner's timings move with its neighbours: 5x slower on the
   // same host is not a regression when timings are switched off, a crash is.
-  const auto before = results({make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(1000))});
-  const auto slower = results({make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(5000))});
+  const auto before = results(
+      {make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(1000))});
+  const auto slower = results(
+      {make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(5000))});
   GateOptions no_timings;
   no_timings.compare_timings = false;
   ASSERT_FALSE(gate_results(slower, before, {}).regressions.empty());
@@ -127,7 +141,8 @@ TEST(Gate, WithoutTimingsTheSameMachineGatesVerdictsAndScoresOnly) {
   EXPECT_EQ(report.timings_compared, 0u);
   ASSERT_FALSE(report.notes.empty());
   EXPECT_NE(report.notes[0].find("--no-timings"), std::string::npos) << report.notes[0];
-  const auto failing = results({make_case("c1", Suite::correctness, Verdict::crash), make_case("p1", Suite::perf, Verdict::pass, around(1000))});
+  const auto failing = results(
+      {make_case("c1", Suite::correctness, Verdict::crash), make_case("p1", Suite::perf, Verdict::pass, around(1000))});
   EXPECT_FALSE(gate_results(failing, before, no_timings).regressions.empty());
 }
 
@@ -135,10 +150,12 @@ TEST(Gate, AnotherCpuModelOnAnotherHostGatesVerdictsAndScores) {
   // A baseline committed from one CI runner, results from a runner of
   // another vendor: the verdict gate must work there, whatever the timings
   // and the performance score did.
-  auto before = results({make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(1000))},
-                        "runner-amd", "AMD EPYC");
-  auto after = results({make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(9000))},
-                       "runner-intel", "Intel(R) Xeon(R) Processor");
+  auto before = results(
+      {make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(1000))},
+      "runner-amd", "AMD EPYC");
+  auto after = results(
+      {make_case("c1", Suite::correctness, Verdict::pass), make_case("p1", Suite::perf, Verdict::pass, around(9000))},
+      "runner-intel", "Intel(R) Xeon(R) Processor");
   before.entries[0].scores->dimensions["performance"] = DimensionScore{true, 95, 0.25, ""};
   after.entries[0].scores->dimensions["performance"] = DimensionScore{true, 20, 0.25, ""};
   for (const bool timings : {true, false}) {
@@ -149,11 +166,14 @@ TEST(Gate, AnotherCpuModelOnAnotherHostGatesVerdictsAndScores) {
     EXPECT_EQ(report.cases_compared, 2u);
     EXPECT_EQ(report.timings_compared, 0u);
     const std::string notes = render_gate_markdown(report, o);
-    EXPECT_NE(notes.find("cpu (AMD EPYC on runner-amd), these results on cpu (Intel(R) Xeon(R) Processor on runner-intel)"),
-              std::string::npos) << notes;
+    EXPECT_NE(
+        notes.find("cpu (AMD EPYC on runner-amd), these results on cpu (Intel(R) Xeon(R) Processor on runner-intel)"),
+        std::string::npos)
+        << notes;
   }
-  const auto crashing = results({make_case("c1", Suite::correctness, Verdict::crash), make_case("p1", Suite::perf, Verdict::pass, around(1000))},
-                                "runner-intel", "Intel(R) Xeon(R) Processor");
+  const auto crashing = results(
+      {make_case("c1", Suite::correctness, Verdict::crash), make_case("p1", Suite::perf, Verdict::pass, around(1000))},
+      "runner-intel", "Intel(R) Xeon(R) Processor");
   GateOptions no_timings;
   no_timings.compare_timings = false;
   const auto report = gate_results(crashing, before, no_timings);
@@ -173,8 +193,10 @@ TEST(Gate, NothingComparableIsUnusableInput) {
     gate_results(gpu, cpu, {});
     FAIL() << "expected UsageError";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("nothing to compare: the baseline ran on cpu (AMD EPYC on a) and these results on cuda (NVIDIA H100"),
-              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(
+                  "nothing to compare: the baseline ran on cpu (AMD EPYC on a) and these results on cuda (NVIDIA H100"),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -197,9 +219,10 @@ TEST(Gate, EntriesOnADeviceUnavailableNowAreLeftOutSayingWhy) {
   const GateReport report = gate_results(with_gpu(false), with_gpu(true), {});
   EXPECT_TRUE(report.regressions.empty());
   ASSERT_FALSE(report.notes.empty());
-  EXPECT_NE(report.notes.back().find("Baseline entries on cuda (NVIDIA H100 on host-a) were not compared: the device was "
-                                     "not available for these results (no CUDA driver)."),
-            std::string::npos)
+  EXPECT_NE(
+      report.notes.back().find("Baseline entries on cuda (NVIDIA H100 on host-a) were not compared: the device was "
+                               "not available for these results (no CUDA driver)."),
+      std::string::npos)
       << report.notes.back();
 }
 

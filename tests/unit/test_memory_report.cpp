@@ -27,14 +27,15 @@ TEST(MemoryReport, TheClaimStandsBesideWhatTheHarnessSaw) {
   RunResults r;
   r.run.complete = true;
   r.entries.push_back(kv_entry("honest", "cpu", {{"most_bytes_in_use", 2 << 20}, {"witnessed_memory_bytes", 3 << 20}}));
-  r.entries.push_back(kv_entry("on-gpu", "cuda:0", {{"most_bytes_in_use", 1 << 20},
-                                                     {"device_memory_witness", "none: NVML not loadable"}}));
+  r.entries.push_back(kv_entry("on-gpu", "cuda:0",
+                               {{"most_bytes_in_use", 1 << 20}, {"device_memory_witness", "none: NVML not loadable"}}));
   score_results(r);
   const std::string section = memory_sections(r);
   EXPECT_NE(section.find("| honest | 2.0 MiB (`edge.churn.l2.h4x4.d64`) | 3.0 MiB (`edge.churn.l2.h4x4.d64`) | - |"),
             std::string::npos)
       << section;
-  EXPECT_NE(section.find("| on-gpu | 1.0 MiB (`edge.churn.l2.h4x4.d64`) | - | none: NVML not loadable |"), std::string::npos)
+  EXPECT_NE(section.find("| on-gpu | 1.0 MiB (`edge.churn.l2.h4x4.d64`) | - | none: NVML not loadable |"),
+            std::string::npos)
       << section;
 }
 
@@ -43,16 +44,18 @@ TEST(MemoryReport, TheClaimStandsBesideWhatTheHarnessSaw) {
 TEST(MemoryReport, AGpuWorkersHostMemoryStandsBesideItsDeviceMemory) {
   RunResults r;
   r.run.complete = true;
-  r.entries.push_back(kv_entry("on-gpu", "cuda:0", {{"most_bytes_in_use", 1 << 20},
-                                                     {"witnessed_host_memory_bytes", 3 << 20},
-                                                     {"witnessed_device_memory_bytes", 2 << 20}}));
+  r.entries.push_back(kv_entry("on-gpu", "cuda:0",
+                               {{"most_bytes_in_use", 1 << 20},
+                                {"witnessed_host_memory_bytes", 3 << 20},
+                                {"witnessed_device_memory_bytes", 2 << 20}}));
   score_results(r);
   const std::string section = memory_sections(r);
   EXPECT_NE(section.find("| on-gpu | 1.0 MiB (`edge.churn.l2.h4x4.d64`) | 3.0 MiB (`edge.churn.l2.h4x4.d64`) | "
                          "2.0 MiB (`edge.churn.l2.h4x4.d64`) |"),
             std::string::npos)
       << section;
-  EXPECT_NE(section.find("judged the same way with an allowance of 64 MiB for its runtime's share"), std::string::npos) << section;
+  EXPECT_NE(section.find("judged the same way with an allowance of 64 MiB for its runtime's share"), std::string::npos)
+      << section;
 }
 
 TEST(MemoryReport, AChallengeWithoutAMemoryClaimHasNoSection) {

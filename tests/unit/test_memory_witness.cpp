@@ -2,7 +2,6 @@
 // (anonymous memory, shared mappings, memory files held open, the
 // harness's own tensor files apart) and the judgement of a claim against it.
 #include <gtest/gtest.h>
-
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,7 +31,7 @@ TEST(MemoryWitness, SharedMappingsCountButTheHarnessFilesDoNot) {
   void* tensor = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ASSERT_NE(tensor, MAP_FAILED);
   std::memset(tensor, 1, bytes);
-  struct stat file{};
+  struct stat file {};
   ASSERT_EQ(::fstat(fd, &file), 0);
 
   const auto anonymous_after = resident_anonymous_bytes(::getpid());
@@ -59,7 +58,7 @@ TEST(MemoryWitness, MemoryFilesHeldOpenCount) {
   for (size_t at = 0; at < bytes; at += block.size()) {
     ASSERT_EQ(::pwrite(fd, block.data(), block.size(), static_cast<off_t>(at)), static_cast<ssize_t>(block.size()));
   }
-  struct stat file{};
+  struct stat file {};
   ASSERT_EQ(::fstat(fd, &file), 0);
   const auto anonymous = resident_anonymous_bytes(::getpid());
   const auto held = resident_private_bytes(::getpid(), {});

@@ -36,13 +36,16 @@ TEST(Merge, RefusesDuplicatesOtherVersionsAndOtherDevices) {
     }
     return std::string();
   };
-  EXPECT_NE(message_of({{"a.json", a}, {"b.json", a}}).find("case c1 of mine on cpu (softmax_topk) is in both a.json and b.json"),
+  EXPECT_NE(message_of({{"a.json", a}, {"b.json", a}})
+                .find("case c1 of mine on cpu (softmax_topk) is in both a.json and b.json"),
             std::string::npos);
   auto newer = results({make_case("c2", Suite::correctness, Verdict::pass)});
   newer.run.harness_version = "0.2.0";
-  EXPECT_NE(message_of({{"a.json", a}, {"b.json", newer}}).find("harness 0.1.0 but b.json by harness 0.2.0"), std::string::npos);
+  EXPECT_NE(message_of({{"a.json", a}, {"b.json", newer}}).find("harness 0.1.0 but b.json by harness 0.2.0"),
+            std::string::npos);
   const auto elsewhere = results({make_case("c2", Suite::correctness, Verdict::pass)}, "host-a", "other cpu");
-  EXPECT_NE(message_of({{"a.json", a}, {"b.json", elsewhere}}).find("device cpu is 'cpu-x' in a.json but 'other cpu' in b.json"),
+  EXPECT_NE(message_of({{"a.json", a}, {"b.json", elsewhere}})
+                .find("device cpu is 'cpu-x' in a.json but 'other cpu' in b.json"),
             std::string::npos);
   EXPECT_NE(message_of({}).find("no results files"), std::string::npos);
 }

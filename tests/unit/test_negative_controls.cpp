@@ -22,9 +22,8 @@ TEST(NegativeControls, FailEveryCoreCaseOfEveryChallenge) {
     for (const auto& entry : results.entries) {
       ASSERT_FALSE(entry.cases.empty());
       for (const auto& c : entry.cases) {
-        EXPECT_EQ(c.verdict, Verdict::wrong_answer)
-            << challenge->name() << " " << entry.submission.name << " " << c.id << ": " << verdict_name(c.verdict)
-            << " " << c.message;
+        EXPECT_EQ(c.verdict, Verdict::wrong_answer) << challenge->name() << " " << entry.submission.name << " " << c.id
+                                                    << ": " << verdict_name(c.verdict) << " " << c.message;
       }
     }
   }
@@ -38,7 +37,8 @@ TEST(NegativeControls, OtherSeedAnswersAreWellFormedSoOnlyValuesBetrayThem) {
   selection.submissions = {"control-other-seed"};
   selection.case_ids = {"correctness.normal.r64.v1024.k10"};
   const RunResults results = testing::run_selection(selection, testing::project_catalog());
-  const CaseResult& c = testing::case_of(testing::entry_of(results, "control-other-seed"), "correctness.normal.r64.v1024.k10");
+  const CaseResult& c =
+      testing::case_of(testing::entry_of(results, "control-other-seed"), "correctness.normal.r64.v1024.k10");
   EXPECT_EQ(c.verdict, Verdict::wrong_answer);
   EXPECT_EQ(c.message.find("outside [0, vocab)"), std::string::npos) << c.message;
   EXPECT_EQ(c.message.find("repeated indices"), std::string::npos) << c.message;

@@ -1,7 +1,6 @@
 // .npy reading and writing: what NumPy writes is read back, anything the
 // protocol does not accept is refused with a message that says why.
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -65,12 +64,18 @@ TEST(Npy, MalformedFilesAreRefusedWithTheReason) {
   const std::string good = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
   EXPECT_EQ(error_of(npy_bytes(good, 24)), "");
   EXPECT_NE(error_of("PK\x03\x04 a zip file").find("magic"), std::string::npos);
-  EXPECT_NE(error_of(npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 24)).find("dtype '>f4'"), std::string::npos);
-  EXPECT_NE(error_of(npy_bytes("{'descr': '|O', 'fortran_order': False, 'shape': (2,), }", 16)).find("dtype '|O'"), std::string::npos);
-  EXPECT_NE(error_of(npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24)).find("fortran_order True"), std::string::npos);
+  EXPECT_NE(error_of(npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 24)).find("dtype '>f4'"),
+            std::string::npos);
+  EXPECT_NE(error_of(npy_bytes("{'descr': '|O', 'fortran_order': False, 'shape': (2,), }", 16)).find("dtype '|O'"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of(npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24)).find("fortran_order True"),
+      std::string::npos);
   EXPECT_NE(error_of(npy_bytes(good, 20)).find("24 data bytes"), std::string::npos);
   EXPECT_NE(error_of(npy_bytes(good, 28)).find("but the file holds 28"), std::string::npos);
-  EXPECT_NE(error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }", 24)).find("non-negative"), std::string::npos);
+  EXPECT_NE(
+      error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }", 24)).find("non-negative"),
+      std::string::npos);
   EXPECT_NE(error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False}", 4)).find("no 'shape'"), std::string::npos);
   EXPECT_NE(error_of(npy_bytes(good, 24, 4)).find("format version 4"), std::string::npos);
   EXPECT_NE(error_of(npy_bytes(good, 24).substr(0, 30)).find("cut off"), std::string::npos);
@@ -80,9 +85,11 @@ TEST(Npy, MalformedFilesAreRefusedWithTheReason) {
 // throw out_of_range) and a product beyond size_t (it would wrap around).
 TEST(Npy, ShapesThatOverflowAreRefusedAsTheFilesFault) {
   EXPECT_NE(error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999, 2), }", 0))
-                .find("beyond int64"), std::string::npos);
+                .find("beyond int64"),
+            std::string::npos);
   EXPECT_NE(error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000000000, 1000), }", 0))
-                .find("overflows"), std::string::npos);
+                .find("overflows"),
+            std::string::npos);
 }
 
 std::string read_error(const std::string& path, size_t max_bytes) {
@@ -105,7 +112,8 @@ TEST(Npy, AFileLargerThanTheExpectedTensorIsRefusedUnread) {
   const size_t limit = npy_max_file_bytes(DType::f32, {2, 2});
   EXPECT_EQ(read_error(path, limit), "");
   ASSERT_EQ(::truncate(path.c_str(), 1536LL << 20), 0);
-  EXPECT_NE(read_error(path, limit).find("1610612736 bytes, more than the"), std::string::npos) << read_error(path, limit);
+  EXPECT_NE(read_error(path, limit).find("1610612736 bytes, more than the"), std::string::npos)
+      << read_error(path, limit);
   EXPECT_GT(npy_max_file_bytes(DType::f32, {64, 2}), 64u * 2 * 4);
   EXPECT_LT(npy_max_file_bytes(DType::f32, {64, 2}), 1u << 20);
 }

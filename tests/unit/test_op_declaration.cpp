@@ -4,10 +4,10 @@
 
 #include "harness/challenge_api/challenge.h"
 #include "harness/core/error.h"
+#include "harness/core/files.h"
 #include "harness/definitions/op_call_check.h"
 #include "harness/definitions/op_declaration.h"
 #include "harness/definitions/op_table.h"
-#include "harness/core/files.h"
 
 namespace harness {
 namespace {
@@ -15,7 +15,9 @@ namespace {
 using nlohmann::json;
 
 json abi() {
-  return json{{"header", "x.h"}, {"version", "X_ABI_VERSION"}, {"version_function", "x_abi_version"},
+  return json{{"header", "x.h"},
+              {"version", "X_ABI_VERSION"},
+              {"version_function", "x_abi_version"},
               {"last_error_function", "x_last_error"}};
 }
 
@@ -31,22 +33,28 @@ std::string parse_error(const json& ops) {
 }
 
 TEST(OpDeclaration, MalformedDeclarationsNameTheFileTheOpAndTheParameter) {
-  EXPECT_NE(parse_error(json::array({{{"op", "f"}, {"function", "x_f"},
-                                      {"parameters", {{{"name", "a"}, {"kind", "sideways"}}}}}}))
-                .find("challenges/x/challenge.json, op 'f', parameter 'a': kind 'sideways'"),
-            std::string::npos);
-  EXPECT_NE(parse_error(json::array({{{"op", "f"}, {"function", "x_f"},
+  EXPECT_NE(
+      parse_error(
+          json::array({{{"op", "f"}, {"function", "x_f"}, {"parameters", {{{"name", "a"}, {"kind", "sideways"}}}}}}))
+          .find("challenges/x/challenge.json, op 'f', parameter 'a': kind 'sideways'"),
+      std::string::npos);
+  EXPECT_NE(parse_error(json::array({{{"op", "f"},
+                                      {"function", "x_f"},
                                       {"parameters", {{{"name", "a"}, {"kind", "in"}, {"dtype", "float32"}}}}}}))
                 .find("parameter 'a': a tensor needs a shape"),
             std::string::npos);
-  EXPECT_NE(parse_error(json::array({{{"op", "f"}, {"function", "x_f"},
-                                      {"parameters", {{{"name", "n"}, {"kind", "count"}, {"dtype", "int32"},
-                                                       {"of", "missing"}}}}}}))
-                .find("count 'n' is of 'missing', which is not a list"),
-            std::string::npos);
-  EXPECT_NE(parse_error(json::array({{{"op", "f"}, {"function", "x_f"},
-                                      {"parameters", {{{"name", "a"}, {"kind", "scalar"}, {"dtype", "int64"}},
-                                                      {{"name", "a"}, {"kind", "scalar"}, {"dtype", "int64"}}}}}}))
+  EXPECT_NE(
+      parse_error(
+          json::array({{{"op", "f"},
+                        {"function", "x_f"},
+                        {"parameters", {{{"name", "n"}, {"kind", "count"}, {"dtype", "int32"}, {"of", "missing"}}}}}}))
+          .find("count 'n' is of 'missing', which is not a list"),
+      std::string::npos);
+  EXPECT_NE(parse_error(json::array({{{"op", "f"},
+                                      {"function", "x_f"},
+                                      {"parameters",
+                                       {{{"name", "a"}, {"kind", "scalar"}, {"dtype", "int64"}},
+                                        {{"name", "a"}, {"kind", "scalar"}, {"dtype", "int64"}}}}}}))
                 .find("parameter 'a' declared twice"),
             std::string::npos);
   EXPECT_NE(parse_error(json::array({{{"op", "f"}, {"parameters", json::array()}}})).find("no C function"),

@@ -1,9 +1,9 @@
 // The per-host peak cache: what it serves, what it refuses, and that a run
 // uses it instead of measuring.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "harness/core/files.h"
 #include "harness/device/peak_cache.h"
@@ -93,18 +93,21 @@ TEST(PeakCacheCli, PeakStoresARunUsesAndReportsIt) {
   entry["read_bytes_per_second"] = 1.25e6;
   std::ofstream(tmp.path("cache/peaks.json"), std::ios::trunc) << cache.dump();
 
-  const auto run = run_cli("run softmax_topk -s cpu-fast --device cpu --quick --case correctness.normal.r64.v1024.k10 --seed 1 -o " +
-                               tmp.path("r.json"),
-                           env);
+  const auto run =
+      run_cli("run softmax_topk -s cpu-fast --device cpu --quick --case correctness.normal.r64.v1024.k10 --seed 1 -o " +
+                  tmp.path("r.json"),
+              env);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("read 1.2 MB/s"), std::string::npos) << run.output;
   const nlohmann::json results = nlohmann::json::parse(read_text_file(tmp.path("r.json")));
   EXPECT_EQ(results["devices"][0]["peak"]["read_bytes_per_second"].get<double>(), 1.25e6);
   EXPECT_EQ(results["devices"][0]["peak"]["cached_from"], tmp.path("cache/peaks.json"));
 
-  const auto fresh = run_cli("run softmax_topk -s cpu-fast --device cpu --quick --measure-peak --case correctness.normal.r64.v1024.k10 "
-                             "--seed 1 -o " + tmp.path("r2.json"),
-                             env);
+  const auto fresh = run_cli(
+      "run softmax_topk -s cpu-fast --device cpu --quick --measure-peak --case correctness.normal.r64.v1024.k10 "
+      "--seed 1 -o " +
+          tmp.path("r2.json"),
+      env);
   ASSERT_EQ(fresh.exit_code, 0) << fresh.output;
   // Measured again, the figure is the best of both: a real read sweep beats the planted one.
   const nlohmann::json measured = nlohmann::json::parse(read_text_file(tmp.path("r2.json")));

@@ -47,8 +47,10 @@ PeerTimings eager() {
   p.peer = "PyTorch eager";
   p.device = "Some GPU, torch 2.11";
   p.device_kind = "cuda";
-  p.timings.push_back({"kv_cache", "perf.decode.l1.h32x8.d128.b64.t2048", "fp32", "sdpa, fp32 K/V", {{"format", 0}}, 30e3});
-  p.timings.push_back({"kv_cache", "perf.decode.l1.h32x8.d128.b64.t2048", "fp16", "sdpa, fp16 K/V", {{"format", 1}}, 20e3});
+  p.timings.push_back(
+      {"kv_cache", "perf.decode.l1.h32x8.d128.b64.t2048", "fp32", "sdpa, fp32 K/V", {{"format", 0}}, 30e3});
+  p.timings.push_back(
+      {"kv_cache", "perf.decode.l1.h32x8.d128.b64.t2048", "fp16", "sdpa, fp16 K/V", {{"format", 1}}, 20e3});
   return p;
 }
 
@@ -63,9 +65,11 @@ TEST(PeerReport, EachSubmissionIsComparedWithThePeerTimingThatAppliesToIt) {
   const std::string md = render_markdown(input);
   // fp32 cache against fp32 eager: 30 / 10; fp16 cache against fp16 eager: 20 / 5.
   EXPECT_NE(md.find("| `perf.decode.l1.h32x8.d128.b64.t2048` (sdpa, fp32 K/V) | 30.0 us | 3.00x (10.0 us) | - |"),
-            std::string::npos) << md;
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("| `perf.decode.l1.h32x8.d128.b64.t2048` (sdpa, fp16 K/V) | 20.0 us | - | 4.00x (5.0 us) |"),
-            std::string::npos) << md;
+            std::string::npos)
+      << md;
   // Measured on a GPU: never set beside the CPU entries.
   const size_t cpu_section = md.find("### kv_cache on cpu");
   ASSERT_NE(cpu_section, std::string::npos);

@@ -47,12 +47,15 @@ TEST(PrivatePaths, AReadablePathHoldingTheRunIsRefused) {
     EXPECT_NE(std::string(e.what()).find("'/'"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(run.run_folder), std::string::npos) << e.what();
   }
-  EXPECT_THROW(refuse_reads_of_private_paths(std::set<std::string>{run.root.path("")}, asked.private_paths), UntrustedInputError);
+  EXPECT_THROW(refuse_reads_of_private_paths(std::set<std::string>{run.root.path("")}, asked.private_paths),
+               UntrustedInputError);
 }
 
 TEST(PrivatePaths, AReadablePathInsideTheRunIsRefused) {
   RunFolders run;
-  EXPECT_THROW(refuse_reads_of_private_paths(std::set<std::string>{run.run_folder + "/other.tensors"}, {run.run_folder}), UntrustedInputError);
+  EXPECT_THROW(
+      refuse_reads_of_private_paths(std::set<std::string>{run.run_folder + "/other.tensors"}, {run.run_folder}),
+      UntrustedInputError);
 }
 
 TEST(PrivatePaths, ASymbolicLinkIsJudgedByWhereItLeads) {

@@ -2,8 +2,8 @@
 // file itself is emptied once large, so a submission printing 100 MB per
 // call cannot fill the disk over a run (the file once kept everything until
 // the run ended).
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,7 +24,9 @@ size_t size_of(const std::string& path) {
 struct Child {
   explicit Child(const std::string& path) : fd(::open(path.c_str(), O_WRONLY | O_APPEND)) {}
   ~Child() { ::close(fd); }
-  void print(const std::string& text) { EXPECT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size())); }
+  void print(const std::string& text) {
+    EXPECT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  }
   int fd;
 };
 

@@ -39,8 +39,8 @@ void expect_golden(const std::string& actual, const std::string& file) {
 
 TEST(GoldenReport, TwoMachinesSideBySideWithReviewerScores) {
   const ReportInput input = [] {
-    ReportInput in = combine_for_report({{"run_a.json", load_results(kGolden + "run_a.json")},
-                                         {"run_b.json", load_results(kGolden + "run_b.json")}});
+    ReportInput in = combine_for_report(
+        {{"run_a.json", load_results(kGolden + "run_a.json")}, {"run_b.json", load_results(kGolden + "run_b.json")}});
     in.reviews = load_reviewer_scores(kGolden + "reviews.json");
     return in;
   }();

@@ -108,7 +108,8 @@ TEST(ReportInjection, TheJUnitFileStaysWellFormedXml) {
   std::ofstream(path) << render_junit(results_with(kHostile));
   const auto parsed = testing::run_shell(
       "/usr/bin/python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); "
-      "print(len(d.getElementsByTagName(\"testcase\")), len(d.getElementsByTagName(\"failure\")))' " + path);
+      "print(len(d.getElementsByTagName(\"testcase\")), len(d.getElementsByTagName(\"failure\")))' " +
+      path);
   ASSERT_EQ(parsed.exit_code, 0) << parsed.output;
   EXPECT_EQ(parsed.output.substr(0, parsed.output.find('\n')), "4 2") << parsed.output;
 }

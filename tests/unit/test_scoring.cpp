@@ -197,7 +197,8 @@ TEST(Scoring, AnEntryWithNothingJudgedGetsNoScore) {
 }
 
 TEST(Scoring, DimensionsNotRunAreLeftOutOfTheOverall) {
-  const Scores s = score_entry(entry("fast", "submission", {make_case("c1", Suite::correctness, Verdict::pass)}), nullptr);
+  const Scores s =
+      score_entry(entry("fast", "submission", {make_case("c1", Suite::correctness, Verdict::pass)}), nullptr);
   EXPECT_FALSE(s.dimensions.at("performance").measured);
   EXPECT_DOUBLE_EQ(s.overall, 100.0);
 }

@@ -52,15 +52,18 @@ TEST(SelftestPlan, MutantsAndControlsRunTheirDeclaredSuiteAndTheCoreCasesOthersE
 
 TEST(SelftestPlan, ARunWithMutantsStillRunsThemOnEverySelectedSuite) {
   const RunPlan plan = kv_plan(false);
-  EXPECT_EQ(suites_of(plan, "cpu-mutant-no-scaling"), (std::set<Suite>{Suite::correctness, Suite::edge, Suite::stability}));
+  EXPECT_EQ(suites_of(plan, "cpu-mutant-no-scaling"),
+            (std::set<Suite>{Suite::correctness, Suite::edge, Suite::stability}));
 }
 
 // A mutant that justifies a tolerance on a suite of its own (challenge.json,
 // "justified_by") runs that suite in a selftest as well.
 TEST(SelftestPlan, TheSuitesATolerancesMutantsMustFailOnAreKnown) {
-  EXPECT_EQ(justification_suites("layernorm_backward", "cpu-mutant-dgamma-partial-block-dropped"), std::set<Suite>{Suite::edge});
+  EXPECT_EQ(justification_suites("layernorm_backward", "cpu-mutant-dgamma-partial-block-dropped"),
+            std::set<Suite>{Suite::edge});
   EXPECT_EQ(justification_suites("layernorm_backward", "cpu-mutant-naive-variance"), std::set<Suite>{Suite::stability});
-  EXPECT_EQ(justification_suites("layernorm_backward", "cpu-mutant-sample-variance"), std::set<Suite>{Suite::correctness});
+  EXPECT_EQ(justification_suites("layernorm_backward", "cpu-mutant-sample-variance"),
+            std::set<Suite>{Suite::correctness});
   EXPECT_TRUE(justification_suites("layernorm_backward", "cpu-mutant-no-eps").empty());
 }
 

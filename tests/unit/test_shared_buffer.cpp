@@ -1,9 +1,9 @@
 // SharedBuffer: guard bands around every buffer (out_of_bounds_write) and
 // the shared mapping through which the worker sees it.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
-#include <unistd.h>
 
 #include "harness/memory/shared_buffer.h"
 

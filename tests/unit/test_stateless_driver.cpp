@@ -15,8 +15,8 @@
 namespace harness {
 namespace {
 
-using testing::test_ops;
 using testing::Fixture;
+using testing::test_ops;
 using testing::verdict_of;
 using testing::write_double;
 
@@ -88,7 +88,8 @@ TEST(StatelessDriver, PerfCasesTimeEverySetAndCatchSkippedWork) {
 // writes s = x + 1 into an opaque state, "use" reads it and writes z = s * 3.
 StatelessCase two_step_op() {
   StatelessCase op;
-  op.tensors = {TensorSpec{"x", DType::f32, {8}}, TensorSpec{"state", DType::u8, {64}}, TensorSpec{"z", DType::f32, {8}}};
+  op.tensors = {TensorSpec{"x", DType::f32, {8}}, TensorSpec{"state", DType::u8, {64}},
+                TensorSpec{"z", DType::f32, {8}}};
   op.generated = {"x"};
   op.generate = [](uint64_t seed, HostTensors& in) {
     Rng rng(seed);

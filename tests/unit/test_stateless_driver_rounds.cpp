@@ -17,9 +17,9 @@
 namespace harness {
 namespace {
 
-using testing::test_ops;
 using testing::AddressReplay;
 using testing::Fixture;
+using testing::test_ops;
 using testing::verdict_of;
 using testing::write_double;
 
@@ -71,8 +71,8 @@ struct PredictedRefresh : StatelessReplay {
     f.executor.rounds = 3;
     f.executor.behaviour = [this](const std::vector<Binding>& t, int) {
       const float* x = t[0].tensor->as<float>();
-      auto [it, first] = predicted.try_emplace(t[0].tensor->raw(),
-                                               Set{predicted.size(), 1, std::vector<float>(x, x + t[0].tensor->elements())});
+      auto [it, first] = predicted.try_emplace(
+          t[0].tensor->raw(), Set{predicted.size(), 1, std::vector<float>(x, x + t[0].tensor->elements())});
       Set& set = it->second;
       if (!first) {
         const uint64_t seed = seed_from_the_printed_one(f.result.seed, set.index, set.round++);

@@ -20,7 +20,13 @@ protocol::TimingPolicy shortest() {
 
 TEST(TimingLoop, WithoutRoundsItStopsAtTheFewestSamples) {
   std::vector<size_t> sets;
-  const auto reply = run_timing_loop(3, [&](size_t s) { sets.push_back(s); return TimedCall{0, 1, 1}; }, shortest());
+  const auto reply = run_timing_loop(
+      3,
+      [&](size_t s) {
+        sets.push_back(s);
+        return TimedCall{0, 1, 1};
+      },
+      shortest());
   EXPECT_EQ(reply.warmup_calls, 3u);
   EXPECT_EQ(reply.device_ns.size(), kMinimumSamples);
 }
@@ -30,7 +36,12 @@ TEST(TimingLoop, WithRoundsEveryRoundIsWholeAndNewInputsComeBeforeEachButTheFirs
   int rounds_started = 0;
   std::vector<size_t> calls_at_new_round;
   const auto reply = run_timing_loop(
-      3, [&](size_t s) { sets.push_back(s); return TimedCall{0, 1, 1}; }, shortest(),
+      3,
+      [&](size_t s) {
+        sets.push_back(s);
+        return TimedCall{0, 1, 1};
+      },
+      shortest(),
       [&] {
         ++rounds_started;
         calls_at_new_round.push_back(sets.size());

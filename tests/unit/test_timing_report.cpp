@@ -49,8 +49,9 @@ TEST(TimingReport, AStagedWorkerShowsItsStagingBesideWhatItMayTake) {
   w.median_excess.reset();
   w.staging_allowed_ns.reset();
   r.entries[0] = timed_entry("cuda-fast", "cuda:0", w);
-  EXPECT_NE(timing_section(r).find("| cuda-fast | pass | 270.0 us | 0 ns | - | 943.3 us a request (no allowance recorded)"),
-            std::string::npos)
+  EXPECT_NE(
+      timing_section(r).find("| cuda-fast | pass | 270.0 us | 0 ns | - | 943.3 us a request (no allowance recorded)"),
+      std::string::npos)
       << timing_section(r);
 }
 
@@ -65,7 +66,8 @@ TEST(TimingReport, AFloorThatRaisedTheMedianIsMarkedScored) {
   r.entries.push_back(timed_entry("cpu-quick", "cpu", w));
   score_results(r);
   const std::string section = timing_section(r);
-  EXPECT_NE(section.find("| cpu-quick | pass | 270.0 us | 410.0 us (scored) | claimed nothing | - |"), std::string::npos)
+  EXPECT_NE(section.find("| cpu-quick | pass | 270.0 us | 410.0 us (scored) | claimed nothing | - |"),
+            std::string::npos)
       << section;
   EXPECT_EQ(section.find("Staging:"), std::string::npos) << section;
 }

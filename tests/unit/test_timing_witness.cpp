@@ -38,22 +38,22 @@ TEST(TimingWitness, HonestClaimWithItsOverheadStands) {
 TEST(TimingWitness, ForgedReplyIsContradictedAndTheMessageNamesBothFigures) {
   const WitnessJudgement j = judge_timing(one_request(1200, 50, 50 * 26e3), 26e3, allowances_of(5e6));
   EXPECT_TRUE(j.contradicted);
-  EXPECT_NE(j.message.find("1.300 ms"), std::string::npos) << j.message;   // the claim
+  EXPECT_NE(j.message.find("1.300 ms"), std::string::npos) << j.message;     // the claim
   EXPECT_NE(j.message.find("1200.000 ms"), std::string::npos) << j.message;  // the witness
   // Without the witness the claim is all there is: its median is scored.
   TimingResult unwitnessed{};  // value-initialised: GCC 12 (sanitizer build) misreads the empty optional otherwise
   unwitnessed.summary.median = 26e3;
   EXPECT_EQ(unwitnessed.scored_median_ns(), 26e3);
   TimingResult witnessed = unwitnessed;
-  witnessed.witness = TimingResult::Witness{j.request_ns, j.overhead_ns, j.claimed_ns, j.calls, j.floor_ns, 1, false, 0};
+  witnessed.witness =
+      TimingResult::Witness{j.request_ns, j.overhead_ns, j.claimed_ns, j.calls, j.floor_ns, 1, false, 0};
   EXPECT_GT(witnessed.scored_median_ns(), 100 * 26e3);
 }
 
 // A fast median over an honest sum (a few long claims beside many tiny
 // ones) is not contradicted, but the score uses the witness's floor.
 TEST(TimingWitness, FloorRaisesAMedianTheSumDoesNotSupport) {
-  const WitnessJudgement j =
-      judge_timing(one_request(400 + 5 + 2, 100, 90 * 1e3 + 10 * 40e6), 1e3, allowances_of(5e6));
+  const WitnessJudgement j = judge_timing(one_request(400 + 5 + 2, 100, 90 * 1e3 + 10 * 40e6), 1e3, allowances_of(5e6));
   EXPECT_FALSE(j.contradicted) << j.message;
   EXPECT_GT(j.median_used_ns, 2e6);
   EXPECT_NE(j.message.find("floor"), std::string::npos);

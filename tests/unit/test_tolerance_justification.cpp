@@ -40,7 +40,8 @@ RunResults run(double ours, double plain, double bug_first, double bug_second) {
   RunResults r;
   r.entries.push_back(entry("ours", {{Suite::correctness, 0.01}, {Suite::stability, ours}}));
   r.entries.push_back(entry("plain", {{Suite::correctness, 0.2}, {Suite::edge, plain}}));
-  r.entries.push_back(entry("bug", {{Suite::correctness, bug_first}, {Suite::correctness, bug_second}, {Suite::edge, 50}}));
+  r.entries.push_back(
+      entry("bug", {{Suite::correctness, bug_first}, {Suite::correctness, bug_second}, {Suite::edge, 50}}));
   return r;
 }
 
@@ -98,7 +99,8 @@ TEST(ToleranceJustification, AMalformedDeclarationNamesItsFile) {
     justify_tolerance(run(0.05, 0.4, 3, 12), "layernorm_backward", "y", t);
     FAIL() << "no error";
   } catch (const HarnessError& e) {
-    EXPECT_NE(std::string(e.what()).find("challenges/layernorm_backward/challenge.json, tolerance 'y'"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("challenges/layernorm_backward/challenge.json, tolerance 'y'"),
+              std::string::npos)
         << e.what();
   }
 }

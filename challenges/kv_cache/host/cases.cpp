@@ -11,16 +11,22 @@ using harness::Suite;
 
 namespace {
 
-const std::pair<Workload, const char*> kNames[] = {
-    {Workload::single, "single"},           {Workload::batch, "batch"},
-    {Workload::chunked_prefill, "chunked_prefill"}, {Workload::layers, "layers"},
-    {Workload::gqa, "gqa"},                 {Workload::churn, "churn"},
-    {Workload::over_budget, "over_budget"}, {Workload::layered_budget, "layered_budget"},
-    {Workload::capacity, "capacity"},       {Workload::capacity_after_churn, "capacity_after_churn"},
-    {Workload::block_edges, "block_edges"}, {Workload::ragged_reuse, "ragged_reuse"},
-    {Workload::one_token, "one_token"},
-    {Workload::large_scores, "large_scores"}, {Workload::long_context, "long_context"},
-    {Workload::decode, "decode"}};
+const std::pair<Workload, const char*> kNames[] = {{Workload::single, "single"},
+                                                   {Workload::batch, "batch"},
+                                                   {Workload::chunked_prefill, "chunked_prefill"},
+                                                   {Workload::layers, "layers"},
+                                                   {Workload::gqa, "gqa"},
+                                                   {Workload::churn, "churn"},
+                                                   {Workload::over_budget, "over_budget"},
+                                                   {Workload::layered_budget, "layered_budget"},
+                                                   {Workload::capacity, "capacity"},
+                                                   {Workload::capacity_after_churn, "capacity_after_churn"},
+                                                   {Workload::block_edges, "block_edges"},
+                                                   {Workload::ragged_reuse, "ragged_reuse"},
+                                                   {Workload::one_token, "one_token"},
+                                                   {Workload::large_scores, "large_scores"},
+                                                   {Workload::long_context, "long_context"},
+                                                   {Workload::decode, "decode"}};
 
 Workload workload_from_name(const std::string& name) {
   for (const auto& [w, text] : kNames) {
@@ -49,13 +55,17 @@ CaseSpec make_case_spec(Suite suite, const KvCase& c, bool quick) {
   const std::string shape = c.workload == Workload::decode ? fmt::format(".b{}.t{}", c.batch, c.tokens) : "";
   spec.id = fmt::format("{}.{}.l{}.h{}x{}.d{}{}", harness::suite_name(suite), workload_name(c.workload), c.layers,
                         c.q_heads, c.kv_heads, c.head_dim, shape);
-  spec.params = {{"workload", workload_name(c.workload)}, {"layers", c.layers}, {"q_heads", c.q_heads},
-                 {"kv_heads", c.kv_heads}, {"head_dim", c.head_dim}};
+  spec.params = {{"workload", workload_name(c.workload)},
+                 {"layers", c.layers},
+                 {"q_heads", c.q_heads},
+                 {"kv_heads", c.kv_heads},
+                 {"head_dim", c.head_dim}};
   if (c.workload == Workload::decode) {
     spec.params["batch"] = c.batch;
     spec.params["tokens"] = c.tokens;
     // fp32; the case sets it from the cache's format
-    spec.bytes = decode_bytes(c, static_cast<double>(c.batch) * static_cast<double>(c.tokens), static_cast<double>(c.batch), 4);
+    spec.bytes =
+        decode_bytes(c, static_cast<double>(c.batch) * static_cast<double>(c.tokens), static_cast<double>(c.batch), 4);
   }
   spec.description = fmt::format("{} workload, {} layer(s), {} query / {} kv heads of {}", workload_name(c.workload),
                                  c.layers, c.q_heads, c.kv_heads, c.head_dim);

@@ -3,9 +3,9 @@
 // scores from what the workloads measured.
 #include <vector>
 
+#include "harness/challenge_api/challenge.h"
 #include "harness/core/error.h"
 #include "harness/core/rng.h"
-#include "harness/challenge_api/challenge.h"
 #include "kv_cache.h"
 #include "kv_case.h"
 #include "workloads.h"
@@ -26,7 +26,8 @@ class KvCacheChallenge : public harness::Challenge {
 
   // The controls' view of a cache: queries answered as an fp32 cache holding
   // nothing would, attention outputs from other data.
-  nlohmann::json solve(const std::string& op, const nlohmann::json&, const std::map<std::string, harness::TensorView>& inputs,
+  nlohmann::json solve(const std::string& op, const nlohmann::json&,
+                       const std::map<std::string, harness::TensorView>& inputs,
                        const std::map<std::string, void*>& outputs) const override {
     if (op == "format") return {{"format", KV_CACHE_FORMAT_FP32}};
     if (op == "bytes_in_use") return {{"bytes", 0}};
@@ -59,12 +60,14 @@ class KvCacheChallenge : public harness::Challenge {
         const double ideal = c.metrics["capacity_ideal_tokens"].get<double>();
         capacity.measured = true;
         capacity.score = passed ? 100.0 * std::min(1.0, held / ideal) : 0.0;
-        capacity.detail = fmt::format("{:.0f} live tokens in the budget that holds {:.0f} in fp32 at the minimum", held, ideal);
+        capacity.detail =
+            fmt::format("{:.0f} live tokens in the budget that holds {:.0f} in fp32 at the minimum", held, ideal);
       }
     }
     memory.measured = memory_cases > 0;
     memory.score = memory_cases ? 100.0 * memory_sum / static_cast<double>(memory_cases) : 0.0;
-    memory.detail = memory_cases ? fmt::format("bytes in use up to {:.2f}x the K and V of the live tokens", worst_overhead) : "";
+    memory.detail =
+        memory_cases ? fmt::format("bytes in use up to {:.2f}x the K and V of the live tokens", worst_overhead) : "";
     return {{"memory", memory}, {"capacity", capacity}};
   }
 

@@ -62,20 +62,27 @@ void KvSession::start() {
   last_op_ = "format";
   format_ = static_cast<int32_t>(integer_result(ctx_.call("format", {}, {}), "format", ctx_, "kv_cache_format"));
   if (!tolerances_.count(format_)) {
-    ctx_.fail(Verdict::error, fmt::format("kv_cache_format returned {}, not one of KV_CACHE_FORMAT_FP32/FP16/INT8", format_));
+    ctx_.fail(Verdict::error,
+              fmt::format("kv_cache_format returned {}, not one of KV_CACHE_FORMAT_FP32/FP16/INT8", format_));
   }
   ctx_.metrics()["format"] = format_;
   last_op_ = "create";
   resident_before_create_ = ctx_.memory_baseline();
-  ctx_.call("create", {{"layers", config_.layers}, {"query_heads", config_.q_heads}, {"kv_heads", config_.kv_heads},
-                       {"head_dim", config_.head_dim}, {"max_sequences", config_.max_sequences},
-                       {"max_tokens", config_.max_tokens}, {"memory_budget", config_.budget}},
+  ctx_.call("create",
+            {{"layers", config_.layers},
+             {"query_heads", config_.q_heads},
+             {"kv_heads", config_.kv_heads},
+             {"head_dim", config_.head_dim},
+             {"max_sequences", config_.max_sequences},
+             {"max_tokens", config_.max_tokens},
+             {"memory_budget", config_.budget}},
             {});
   empty_bytes_ = check_bytes();
 }
 
 bool KvSession::append(int64_t sequence, int64_t n, bool may_refuse) {
-  HARNESS_CHECK(tokens(sequence) + n <= config_.max_tokens, "workload bug: sequence {} would exceed max_tokens", sequence);
+  HARNESS_CHECK(tokens(sequence) + n <= config_.max_tokens, "workload bug: sequence {} would exceed max_tokens",
+                sequence);
   harness::SharedTensor& k = pooled("k", n, config_.kv_heads);
   harness::SharedTensor& v = pooled("v", n, config_.kv_heads);
   const int64_t start = tokens(sequence);
@@ -85,13 +92,14 @@ bool KvSession::append(int64_t sequence, int64_t n, bool may_refuse) {
     const uint64_t seed = harness::derive_seed(ctx_.input_seed(0), fmt::format("{}/{}/{}", sequence, layer, start));
     fill(k.as<float>(), n, config_.kv_heads, harness::derive_seed(seed, "k"), scores_scale_);
     fill(v.as<float>(), n, config_.kv_heads, harness::derive_seed(seed, "v"), 1.0);
-    const std::vector<int32_t> tolerated = may_refuse ? std::vector<int32_t>{HARNESS_STATUS_OUT_OF_MEMORY} : std::vector<int32_t>{};
-    const auto reply = ctx_.call("append", {{"layer", layer}, {"sequence", sequence}, {"n", n}},
-                                 {&k, &v}, tolerated);
+    const std::vector<int32_t> tolerated =
+        may_refuse ? std::vector<int32_t>{HARNESS_STATUS_OUT_OF_MEMORY} : std::vector<int32_t>{};
+    const auto reply = ctx_.call("append", {{"layer", layer}, {"sequence", sequence}, {"n", n}}, {&k, &v}, tolerated);
     if (reply.status == HARNESS_STATUS_OUT_OF_MEMORY) {
       if (layer > 0) {
         ctx_.fail(Verdict::error, fmt::format("{}: refused layer {} after accepting layers before it: a chunk is "
-                                              "refused whole, at its first layer", where(), layer));
+                                              "refused whole, at its first layer",
+                                              where(), layer));
       }
       return false;
     }
@@ -140,11 +148,13 @@ int64_t KvSession::check_bytes() {
   metrics["bytes_series"].push_back(bytes);
   metrics["live_tokens_series"].push_back(tokens);
   if (bytes > config_.budget) {
-    ctx_.fail(Verdict::wrong_answer, fmt::format("{}: {} bytes in use, over the budget of {}", where(), bytes, config_.budget));
+    ctx_.fail(Verdict::wrong_answer,
+              fmt::format("{}: {} bytes in use, over the budget of {}", where(), bytes, config_.budget));
   }
   if (static_cast<double>(bytes) < minimum) {
     ctx_.fail(Verdict::wrong_answer, fmt::format("{}: reports {} bytes in use while holding {} tokens, whose K and V "
-                                                 "alone take {:.0f} bytes in its format", where(), bytes, tokens, minimum));
+                                                 "alone take {:.0f} bytes in its format",
+                                                 where(), bytes, tokens, minimum));
   }
   // What the worker really holds since before create, against the most the
   // cache has reported so far: blocks it freed may stay in its pool for
@@ -177,7 +187,8 @@ void KvSession::finish() {
   const int64_t bytes = check_bytes();
   if (bytes != empty_bytes_) {
     ctx_.fail(Verdict::wrong_answer, fmt::format("{}: {} bytes still in use after every sequence was released; right "
-                                                 "after create it was {} (a leak)", where(), bytes, empty_bytes_));
+                                                 "after create it was {} (a leak)",
+                                                 where(), bytes, empty_bytes_));
   }
   last_op_ = "destroy";
   ctx_.call("destroy", {}, {});
@@ -213,11 +224,13 @@ void KvSession::time_decode() {
     for (size_t s = 0; s < set_count; ++s) {
       for (size_t i = 0; i < harness::kSpotCheckedRows; ++i) {
         const size_t b = ctx_.secret_index(batch.size());
-        check_attention(0, {batch[b]}, qs[s]->as<float>() + static_cast<int64_t>(b) * row,
-                        outs[s]->as<float>() + static_cast<int64_t>(b) * row,
-                        fmt::format("timed repetitions, round {}, input set {} of {}, sequence {} (a spot check between "
-                                    "rounds)", round, s + 1, set_count, batch[b].sequence),
-                        round > 1);
+        check_attention(
+            0, {batch[b]}, qs[s]->as<float>() + static_cast<int64_t>(b) * row,
+            outs[s]->as<float>() + static_cast<int64_t>(b) * row,
+            fmt::format("timed repetitions, round {}, input set {} of {}, sequence {} (a spot check between "
+                        "rounds)",
+                        round, s + 1, set_count, batch[b].sequence),
+            round > 1);
       }
       fill(next_q.data(), rows, config_.q_heads, ctx_.secret_seed(), scores_scale_);
       // About half the rows pointed at one token (point_row), which ones a
@@ -225,14 +238,17 @@ void KvSession::time_decode() {
       // the checks on them, and cannot tell them from the others without
       // the scores it would have to compute first.
       for (int64_t b = 0; b < rows; ++b) {
-        if (ctx_.secret_index(2) == 0) point_row(0, batch[static_cast<size_t>(b)].sequence, tokens(batch[static_cast<size_t>(b)].sequence), next_q.data() + b * row);
+        if (ctx_.secret_index(2) == 0)
+          point_row(0, batch[static_cast<size_t>(b)].sequence, tokens(batch[static_cast<size_t>(b)].sequence),
+                    next_q.data() + b * row);
       }
       stage.stage(*qs[s], next_q.data());
     }
     ++round;
   };
   for (size_t s = 0; s < set_count; ++s) {
-    fill(qs[s]->as<float>(), rows, config_.q_heads, harness::derive_seed(ctx_.input_seed(s), "decode-q/0"), scores_scale_);
+    fill(qs[s]->as<float>(), rows, config_.q_heads, harness::derive_seed(ctx_.input_seed(s), "decode-q/0"),
+         scores_scale_);
   }
   ++step_;
   last_op_ = fmt::format("timed decode of {} sequences", rows);

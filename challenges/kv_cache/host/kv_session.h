@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/error_metrics.h"
 #include "harness/challenge_api/case_context.h"
+#include "harness/core/error_metrics.h"
 #include "kv_case.h"
 
 namespace kv {
@@ -105,8 +105,8 @@ class KvSession {
   int32_t format_ = 0;
   int64_t empty_bytes_ = 0;
   harness::CaseContext::MemoryBaseline resident_before_create_;  // the memory witnesses' baseline
-  int64_t most_reported_ = 0;                      // the largest bytes_in_use so far
-  int64_t largest_scores_bytes_ = 0;               // the largest attend's scores, padded, in double
+  int64_t most_reported_ = 0;                                    // the largest bytes_in_use so far
+  int64_t largest_scores_bytes_ = 0;                             // the largest attend's scores, padded, in double
   int64_t step_ = 0;
   std::string last_op_;
   std::map<int64_t, Stored> live_;

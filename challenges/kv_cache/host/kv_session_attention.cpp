@@ -2,16 +2,15 @@
 // judged: against the float64 reference over the session's own copy of K
 // and V, with the allowance rounded float32 scores earn, and the pointed
 // queries that make a cache keeping long sequences in half precision show.
-#include "kv_session.h"
-
 #include <algorithm>
 #include <cmath>
 
+#include "harness/challenge_api/stateless_driver.h"
 #include "harness/core/error.h"
 #include "harness/core/parallel.h"
 #include "harness/core/rng.h"
-#include "harness/challenge_api/stateless_driver.h"
 #include "kv_cache/attention_reference.h"
+#include "kv_session.h"
 
 namespace kv {
 
@@ -61,7 +60,8 @@ harness::Conditioning KvSession::attention_conditioning(int32_t layer, const std
     const auto& values = s.values[static_cast<size_t>(layer)];
     for (size_t start = 0; start + static_cast<size_t>(d) <= keys.size(); start += static_cast<size_t>(d)) {
       double squares = 0;
-      for (int64_t i = 0; i < d; ++i) squares += static_cast<double>(keys[start + static_cast<size_t>(i)]) * keys[start + static_cast<size_t>(i)];
+      for (int64_t i = 0; i < d; ++i)
+        squares += static_cast<double>(keys[start + static_cast<size_t>(i)]) * keys[start + static_cast<size_t>(i)];
       k_norm = std::max(k_norm, std::sqrt(squares));
     }
     for (float v : values) v_max = std::max(v_max, std::fabs(static_cast<double>(v)));
@@ -69,7 +69,9 @@ harness::Conditioning KvSession::attention_conditioning(int32_t layer, const std
   const size_t heads = rows * static_cast<size_t>(config_.q_heads);
   for (size_t h = 0; h < heads; ++h) {
     double squares = 0;
-    for (int64_t i = 0; i < d; ++i) squares += static_cast<double>(q[h * static_cast<size_t>(d) + static_cast<size_t>(i)]) * q[h * static_cast<size_t>(d) + static_cast<size_t>(i)];
+    for (int64_t i = 0; i < d; ++i)
+      squares += static_cast<double>(q[h * static_cast<size_t>(d) + static_cast<size_t>(i)]) *
+                 q[h * static_cast<size_t>(d) + static_cast<size_t>(i)];
     q_norm = std::max(q_norm, std::sqrt(squares));
   }
   return {2.0 * v_max * q_norm * k_norm / std::sqrt(static_cast<double>(d)), "2 max|v| * max|q| * max|k| / sqrt(d)"};
@@ -91,7 +93,8 @@ void KvSession::check_attention(int32_t layer, const std::vector<Query>& batch, 
       const int64_t tokens = static_cast<int64_t>(keys.size()) / (config_.kv_heads * config_.head_dim);
       reference::causal_attention_row(keys.data(), s.values[static_cast<size_t>(layer)].data(), tokens,
                                       q + static_cast<int64_t>(r) * row, batch[b].n, i, config_.q_heads,
-                                      config_.kv_heads, config_.head_dim, reference.data() + r * static_cast<size_t>(row));
+                                      config_.kv_heads, config_.head_dim,
+                                      reference.data() + r * static_cast<size_t>(row));
     }
   });
   const harness::Tolerance& tolerance = tolerances_.at(format_);
@@ -106,7 +109,9 @@ void KvSession::check_attention(int32_t layer, const std::vector<Query>& batch, 
   harness::merge_worst_metrics(ctx_.metrics(), kept);
   if (!c.ok()) {
     ctx_.fail(Verdict::wrong_answer,
-              fmt::format("{}: {}", what, c.describe("out", {static_cast<int64_t>(rows.size()), config_.q_heads, config_.head_dim}, tolerance)));
+              fmt::format("{}: {}", what,
+                          c.describe("out", {static_cast<int64_t>(rows.size()), config_.q_heads, config_.head_dim},
+                                     tolerance)));
   }
 }
 
@@ -152,14 +157,16 @@ void KvSession::attend(int32_t layer, const std::vector<Query>& batch) {
   for (const Query& q : batch) total += q.n;
   last_op_ = fmt::format("attend of layer {}, {} sequence(s), {} queries", layer, batch.size(), total);
   harness::SharedTensor& q = pooled("q", total, config_.q_heads);
-  fill(q.as<float>(), total, config_.q_heads, harness::derive_seed(ctx_.input_seed(0), fmt::format("q/{}", step_)), scores_scale_);
+  fill(q.as<float>(), total, config_.q_heads, harness::derive_seed(ctx_.input_seed(0), fmt::format("q/{}", step_)),
+       scores_scale_);
   check_attend(layer, batch, q, false);
 }
 
 void KvSession::attend_pointed() {
   const std::vector<int64_t> live = live_sequences();
   if (live.empty()) return;
-  const int64_t wanted_rows = (kPointedValues + config_.kv_heads * config_.head_dim - 1) / (config_.kv_heads * config_.head_dim);
+  const int64_t wanted_rows =
+      (kPointedValues + config_.kv_heads * config_.head_dim - 1) / (config_.kv_heads * config_.head_dim);
   const auto sequences = static_cast<int64_t>(live.size());
   const int64_t per_sequence = (wanted_rows + sequences - 1) / sequences;
   std::vector<Query> batch;
@@ -177,7 +184,8 @@ void KvSession::attend_pointed() {
     float* next = q.as<float>();
     for (const Query& query : batch) {
       // The i-th of a sequence's n queries sees its first tokens - n + i + 1 tokens.
-      for (int64_t i = 0; i < query.n; ++i, next += row) point_row(layer, query.sequence, tokens(query.sequence) - query.n + i + 1, next);
+      for (int64_t i = 0; i < query.n; ++i, next += row)
+        point_row(layer, query.sequence, tokens(query.sequence) - query.n + i + 1, next);
     }
     check_attend(layer, batch, q, true);
   }

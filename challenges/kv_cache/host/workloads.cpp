@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "harness/core/error.h"
 #include "churn_plan.h"
+#include "harness/core/error.h"
 #include "harness/core/rng.h"
 #include "kv_cache.h"
 #include "kv_session.h"
@@ -18,7 +18,8 @@ namespace {
 // fits in, so that only the budget workloads press on memory.
 KvConfig roomy(const KvCase& c, int32_t max_sequences, int64_t max_tokens) {
   KvConfig config{c.layers, c.q_heads, c.kv_heads, c.head_dim, max_sequences, max_tokens, 0};
-  const double reservation = static_cast<double>(max_sequences) * static_cast<double>(max_tokens) * c.layers * token_bytes(c, 4);
+  const double reservation =
+      static_cast<double>(max_sequences) * static_cast<double>(max_tokens) * c.layers * token_bytes(c, 4);
   config.budget = static_cast<int64_t>(reservation * 1.25) + (1 << 20);
   return config;
 }
@@ -71,7 +72,8 @@ int64_t fill_until_refused(KvSession& s, harness::CaseContext& ctx) {
     }
   }
   s.check_bytes();
-  if (refused < 0) ctx.fail(harness::Verdict::wrong_answer, "the cache accepted more than its budget can hold without refusing");
+  if (refused < 0)
+    ctx.fail(harness::Verdict::wrong_answer, "the cache accepted more than its budget can hold without refusing");
   if (s.live_sequences().empty()) {
     ctx.fail(harness::Verdict::wrong_answer, "the cache refused the first sequence, which its budget holds");
   }
@@ -195,7 +197,8 @@ int64_t fill_and_empty(KvSession& s) {
 // what the budget holds, so every block is reused.
 void capacity_after_churn(KvSession& s, harness::CaseContext& ctx, harness::Rng& rng) {
   const int64_t created = fill_and_empty(s);
-  if (created == 0) ctx.fail(harness::Verdict::wrong_answer, "the cache refused the first sequence, which its budget holds");
+  if (created == 0)
+    ctx.fail(harness::Verdict::wrong_answer, "the cache refused the first sequence, which its budget holds");
   int64_t next = 1000;  // ids apart from the fills'
   for (int round = 0; round < 40; ++round) {
     const int starts = 2 + static_cast<int>(rng.below(3));
@@ -224,7 +227,8 @@ void capacity_after_churn(KvSession& s, harness::CaseContext& ctx, harness::Rng&
   if (after < created) {
     ctx.fail(harness::Verdict::wrong_answer,
              fmt::format("after 40 rounds of sequences coming and going, the cache accepted {} tokens where it "
-                         "accepted {} when it was created: it loses memory as it reuses it", after, created));
+                         "accepted {} when it was created: it loses memory as it reuses it",
+                         after, created));
   }
 }
 
@@ -253,9 +257,12 @@ void run_workload(harness::CaseContext& ctx, const KvCase& c, const FormatTolera
       });
     case Workload::batch:
     case Workload::large_scores:
-      return in_session(roomy(c, 8, 320), [&](KvSession& s) {
-        prefill_then_decode(s, {1, 7, 16, 33, 64, 100, 255, 300}, 10);
-      }, c.workload == Workload::large_scores ? large_scores_scale(declared_bytes_per_element(ctx)) : 1.0);
+      return in_session(
+          roomy(c, 8, 320),
+          [&](KvSession& s) {
+            prefill_then_decode(s, {1, 7, 16, 33, 64, 100, 255, 300}, 10);
+          },
+          c.workload == Workload::large_scores ? large_scores_scale(declared_bytes_per_element(ctx)) : 1.0);
     case Workload::chunked_prefill:
       return in_session(roomy(c, 1, 256), [&](KvSession& s) {
         for (int64_t chunk : {64, 64, 64, 37}) {
@@ -269,17 +276,10 @@ void run_workload(harness::CaseContext& ctx, const KvCase& c, const FormatTolera
         s.check_bytes();
       });
     case Workload::layers:
-      return in_session(roomy(c, 3, 128), [&](KvSession& s) {
-        prefill_then_decode(s, {50, 80, 120}, 8);
-      });
+      return in_session(roomy(c, 3, 128), [&](KvSession& s) { prefill_then_decode(s, {50, 80, 120}, 8); });
     case Workload::gqa:
-      return in_session(roomy(c, 4, 520), [&](KvSession& s) {
-        prefill_then_decode(s, {100, 200, 37, 512}, 8);
-      });
-    case Workload::churn:
-      return in_session(roomy(c, 16, 256), [&](KvSession& s) {
-        churn(s, rng);
-      });
+      return in_session(roomy(c, 4, 520), [&](KvSession& s) { prefill_then_decode(s, {100, 200, 37, 512}, 8); });
+    case Workload::churn: return in_session(roomy(c, 16, 256), [&](KvSession& s) { churn(s, rng); });
     case Workload::over_budget: {
       // A budget that holds six sequences of 128 tokens in the declared
       // format (1.5 MiB at fp32), so that the seventh is refused below
@@ -295,9 +295,8 @@ void run_workload(harness::CaseContext& ctx, const KvCase& c, const FormatTolera
     }
     case Workload::capacity:
       // A budget of 8 MiB.
-      return in_session(KvConfig{c.layers, c.q_heads, c.kv_heads, c.head_dim, 64, 2048, 8 << 20}, [&](KvSession& s) {
-        capacity(s, ctx, c);
-      });
+      return in_session(KvConfig{c.layers, c.q_heads, c.kv_heads, c.head_dim, 64, 2048, 8 << 20},
+                        [&](KvSession& s) { capacity(s, ctx, c); });
     case Workload::capacity_after_churn: {
       // A budget of 16 sequences of 128 tokens in the declared format.
       const double budget = 16 * 128 * c.layers * token_bytes(c, declared_bytes_per_element(ctx));
@@ -330,7 +329,8 @@ void run_workload(harness::CaseContext& ctx, const KvCase& c, const FormatTolera
     case Workload::decode:
       return in_session(roomy(c, c.batch, c.tokens), [&](KvSession& s) {
         for (int32_t b = 0; b < c.batch; ++b) {
-          for (int64_t done = 0; done < c.tokens; done += 1024) s.append(sequence_id(b), std::min<int64_t>(1024, c.tokens - done));
+          for (int64_t done = 0; done < c.tokens; done += 1024)
+            s.append(sequence_id(b), std::min<int64_t>(1024, c.tokens - done));
         }
         s.check_bytes();
         s.time_decode();

@@ -4,8 +4,8 @@
 
 #include <map>
 
-#include "harness/core/error_metrics.h"
 #include "harness/challenge_api/case_context.h"
+#include "harness/core/error_metrics.h"
 #include "kv_case.h"
 
 namespace kv {

@@ -99,7 +99,8 @@ class KvCacheAdapter : public harness::AbiAdapter {
       const auto* q = static_cast<const float*>(a.tensor("q"));
       auto* out = static_cast<float*>(a.tensor("out"));
       call.invoke = [=] {
-        return attend_(cache_, layer, static_cast<int32_t>(sequences->size()), sequences->data(), lengths->data(), q, out, stream);
+        return attend_(cache_, layer, static_cast<int32_t>(sequences->size()), sequences->data(), lengths->data(), q,
+                       out, stream);
       };
       return call;
     }

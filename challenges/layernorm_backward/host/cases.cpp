@@ -13,10 +13,9 @@ using harness::Suite;
 
 namespace {
 
-const std::pair<Data, const char*> kDataNames[] = {{Data::normal, "normal"},   {Data::zero, "zero"},
-                                                   {Data::constant, "constant"}, {Data::tiny, "tiny"},
-                                                   {Data::offset, "offset"},   {Data::huge, "huge"},
-                                                   {Data::scaled, "scaled"}};
+const std::pair<Data, const char*> kDataNames[] = {
+    {Data::normal, "normal"}, {Data::zero, "zero"}, {Data::constant, "constant"}, {Data::tiny, "tiny"},
+    {Data::offset, "offset"}, {Data::huge, "huge"}, {Data::scaled, "scaled"}};
 
 Data data_from_name(const std::string& name) {
   for (const auto& [data, text] : kDataNames) {
@@ -59,11 +58,14 @@ harness::ByteModel backward_bytes(const LnCase& c) {
 CaseSpec make_case_spec(Suite suite, const LnCase& c, bool quick) {
   CaseSpec spec;
   spec.suite = suite;
-  const std::string amount = c.data == Data::offset ? fmt::format("1e{}", static_cast<int>(std::lround(std::log10(c.amount)))) : "";
+  const std::string amount =
+      c.data == Data::offset ? fmt::format("1e{}", static_cast<int>(std::lround(std::log10(c.amount)))) : "";
   const std::string eps = c.eps == 1e-5f ? "" : fmt::format(".eps{:g}", c.eps);
   const std::string ops = c.ops == Ops::both ? "" : std::string(ops_name(c.ops)) + ".";
-  spec.id = fmt::format("{}.{}{}{}.r{}.d{}{}", harness::suite_name(suite), ops, data_name(c.data), amount, c.rows, c.dim, eps);
-  spec.params = {{"rows", c.rows}, {"dim", c.dim}, {"data", data_name(c.data)}, {"eps", c.eps}, {"ops", ops_name(c.ops)}};
+  spec.id = fmt::format("{}.{}{}{}.r{}.d{}{}", harness::suite_name(suite), ops, data_name(c.data), amount, c.rows,
+                        c.dim, eps);
+  spec.params = {
+      {"rows", c.rows}, {"dim", c.dim}, {"data", data_name(c.data)}, {"eps", c.eps}, {"ops", ops_name(c.ops)}};
   // Only offset cases carry an offset: the report charts errors against it.
   if (c.data == Data::offset) spec.params["offset"] = c.amount;
   spec.description = fmt::format("{} rows x {} columns, {} x, eps {:g}{}", c.rows, c.dim, data_name(c.data), c.eps,
@@ -86,8 +88,8 @@ LnCase ln_case_of(const CaseSpec& spec) {
 
 std::vector<CaseSpec> case_matrix() {
   std::vector<CaseSpec> cases;
-  auto add = [&](Suite suite, int64_t rows, int64_t dim, Data data = Data::normal, double amount = 0, bool quick = false,
-                 float eps = 1e-5f, Ops ops = Ops::both) {
+  auto add = [&](Suite suite, int64_t rows, int64_t dim, Data data = Data::normal, double amount = 0,
+                 bool quick = false, float eps = 1e-5f, Ops ops = Ops::both) {
     cases.push_back(make_case_spec(suite, LnCase{rows, dim, data, amount, eps, ops}, quick));
   };
   // Core: the widths of the SPEC, from tiny to a transformer's, normal data.

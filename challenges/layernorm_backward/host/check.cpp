@@ -50,9 +50,9 @@ double row_kappa(const LnCase& c, double mean, double rstd) {
 }
 
 // Compares one tensor and folds it into the report.
-void compare(harness::CheckReport& report, const std::string& name, const float* got, const std::vector<double>& reference,
-             const std::vector<int64_t>& shape, const Tolerances& tolerances, const harness::ErrorScale* scale = nullptr,
-             const harness::Conditioning* conditioning = nullptr) {
+void compare(harness::CheckReport& report, const std::string& name, const float* got,
+             const std::vector<double>& reference, const std::vector<int64_t>& shape, const Tolerances& tolerances,
+             const harness::ErrorScale* scale = nullptr, const harness::Conditioning* conditioning = nullptr) {
   const harness::Tolerance& tolerance = tolerances.at(name);
   const harness::Comparison c =
       harness::compare_to_reference(got, reference.data(), reference.size(), tolerance, scale, conditioning);
@@ -67,9 +67,10 @@ void compare(harness::CheckReport& report, const std::string& name, const float*
 
 }  // namespace
 
-harness::CheckReport check_forward(const LnCase& c, const float* x, const float* gamma, const float* beta, const float* y,
-                                   const Tolerances& tolerances) {
-  const std::vector<double> gamma64 = widen(gamma, static_cast<size_t>(c.dim)), beta64 = widen(beta, static_cast<size_t>(c.dim));
+harness::CheckReport check_forward(const LnCase& c, const float* x, const float* gamma, const float* beta,
+                                   const float* y, const Tolerances& tolerances) {
+  const std::vector<double> gamma64 = widen(gamma, static_cast<size_t>(c.dim)),
+                            beta64 = widen(beta, static_cast<size_t>(c.dim));
   std::vector<double> y_ref(static_cast<size_t>(c.rows * c.dim));
   std::vector<double> block_kappa(block_count(c), 0.0);
   per_row_block(c, x, nullptr, [&](size_t b, int64_t first, int64_t count, const double* x64, const double*) {
@@ -87,15 +88,17 @@ harness::CheckReport check_forward(const LnCase& c, const float* x, const float*
   return report;
 }
 
-harness::CheckReport check_backward(const LnCase& c, const float* dy, const float* x, const float* gamma, const float* dx,
-                                    const float* dgamma, const float* dbeta, const Tolerances& tolerances) {
+harness::CheckReport check_backward(const LnCase& c, const float* dy, const float* x, const float* gamma,
+                                    const float* dx, const float* dgamma, const float* dbeta,
+                                    const Tolerances& tolerances) {
   const auto dim = static_cast<size_t>(c.dim);
   const std::vector<double> gamma64 = widen(gamma, dim);
   std::vector<double> dx_ref(static_cast<size_t>(c.rows * c.dim)), dgamma_ref(dim, 0.0), dbeta_ref(dim, 0.0);
   // Each block's dgamma and dbeta partials add up in float64 in block order,
   // so the reference does not depend on the number of threads.
   const size_t blocks = block_count(c);
-  std::vector<std::vector<double>> dgamma_parts(blocks, std::vector<double>(dim)), dbeta_parts(blocks, std::vector<double>(dim));
+  std::vector<std::vector<double>> dgamma_parts(blocks, std::vector<double>(dim)),
+      dbeta_parts(blocks, std::vector<double>(dim));
   // dx is g minus two means, times rstd: where those nearly cancel (dim 2,
   // whose xhat is +-1 up to eps) dx is far smaller than the terms, and a
   // float32 backward is off by a rounding of the terms. So dx's scale is
@@ -125,8 +128,8 @@ harness::CheckReport check_backward(const LnCase& c, const float* dy, const floa
         xhat_max = std::max(xhat_max, std::fabs(xhat));
       }
       const double n = static_cast<double>(c.dim);
-      dx_sensitivity[b] = std::max(dx_sensitivity[b],
-                                   rstd[r] * kappa * (std::fabs(g_xhat_sum / n) + xhat_max * std::fabs(g_sum / n)));
+      dx_sensitivity[b] =
+          std::max(dx_sensitivity[b], rstd[r] * kappa * (std::fabs(g_xhat_sum / n) + xhat_max * std::fabs(g_sum / n)));
     }
   });
   for (size_t b = 0; b < blocks; ++b) {
@@ -146,7 +149,8 @@ harness::CheckReport check_backward(const LnCase& c, const float* dy, const floa
     for (size_t b = 0; b < blocks; ++b) column += dgamma_spread[b][j];
     spread = std::max(spread, column);
   }
-  const harness::Conditioning dgamma_conditioning{spread, "max over columns of sum over rows |dy| * |mean| * rstd * sqrt(D)"};
+  const harness::Conditioning dgamma_conditioning{spread,
+                                                  "max over columns of sum over rows |dy| * |mean| * rstd * sqrt(D)"};
   harness::CheckReport report;
   compare(report, "dx", dx, dx_ref, {c.rows, c.dim}, tolerances, &dx_scale, &dx_conditioning);
   compare(report, "dgamma", dgamma, dgamma_ref, {c.dim}, tolerances, nullptr, &dgamma_conditioning);

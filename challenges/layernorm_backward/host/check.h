@@ -6,18 +6,19 @@
 #include <map>
 #include <string>
 
-#include "harness/core/error_metrics.h"
 #include "harness/challenge_api/stateless_driver.h"
+#include "harness/core/error_metrics.h"
 #include "ln_case.h"
 
 namespace layernorm {
 
 using Tolerances = std::map<std::string, harness::Tolerance>;  // "y", "dx", "dgamma", "dbeta"
 
-harness::CheckReport check_forward(const LnCase& c, const float* x, const float* gamma, const float* beta, const float* y,
-                                   const Tolerances& tolerances);
-harness::CheckReport check_backward(const LnCase& c, const float* dy, const float* x, const float* gamma, const float* dx,
-                                    const float* dgamma, const float* dbeta, const Tolerances& tolerances);
+harness::CheckReport check_forward(const LnCase& c, const float* x, const float* gamma, const float* beta,
+                                   const float* y, const Tolerances& tolerances);
+harness::CheckReport check_backward(const LnCase& c, const float* dy, const float* x, const float* gamma,
+                                    const float* dx, const float* dgamma, const float* dbeta,
+                                    const Tolerances& tolerances);
 
 // dx of one row (c.rows == 1) alone, as check_backward judges it: a row's
 // dgamma and dbeta are only its share of sums over every row, so the row's

@@ -7,9 +7,9 @@
 
 #include "check.h"
 #include "data.h"
-#include "harness/core/error.h"
 #include "harness/challenge_api/challenge.h"
 #include "harness/challenge_api/stateless_driver.h"
+#include "harness/core/error.h"
 #include "layernorm_backward.h"
 #include "layernorm_backward/layernorm_reference.h"
 #include "ln_case.h"
@@ -42,8 +42,8 @@ class LayerNormChallenge : public harness::Challenge {
     const auto saved_bytes = reply.scalars["bytes"].get<int64_t>();
     if (saved_bytes < 0 || saved_bytes > saved_state_limit(c)) {
       ctx.fail(harness::Verdict::error,
-               fmt::format("layernorm_saved_state_bytes declares {} bytes for {} x {}: outside 0..{}", saved_bytes, c.rows,
-                           c.dim, saved_state_limit(c)));
+               fmt::format("layernorm_saved_state_bytes declares {} bytes for {} x {}: outside 0..{}", saved_bytes,
+                           c.rows, c.dim, saved_state_limit(c)));
     }
     ctx.metrics()["saved_state_bytes"] = saved_bytes;
     ctx.metrics()["minimum_saved_state_bytes"] = minimum_saved_bytes(c.rows);
@@ -68,9 +68,9 @@ class LayerNormChallenge : public harness::Challenge {
     // not it was declared.
     const harness::CaseContext::MemoryBaseline resident_before = ctx.memory_baseline();
     forward.check = [c, tolerances, saved_bytes, resident_before, &ctx](const harness::HostTensors& in,
-                                                                         const harness::TensorViews& t) {
-      const int64_t held = std::max(
-          saved_bytes, ctx.witness_memory("after forward, against the declared saved state", saved_bytes, resident_before));
+                                                                        const harness::TensorViews& t) {
+      const int64_t held = std::max(saved_bytes, ctx.witness_memory("after forward, against the declared saved state",
+                                                                    saved_bytes, resident_before));
       auto& scored = ctx.metrics()["saved_state_bytes_held"];
       if (!scored.is_number() || scored.get<int64_t>() < held) scored = held;
       return check_forward(c, in.at("x").as<float>(), in.at("gamma").as<float>(), in.at("beta").as<float>(),
@@ -115,14 +115,17 @@ class LayerNormChallenge : public harness::Challenge {
     if (op == "saved_state_bytes") return {{"bytes", minimum_saved_bytes(rows)}};
     const double eps = scalars.at("eps").get<float>();
     const auto n = static_cast<size_t>(rows * dim);
-    auto wide = [](const harness::TensorView& v) { return std::vector<double>(v.as<float>(), v.as<float>() + v.elements()); };
+    auto wide = [](const harness::TensorView& v) {
+      return std::vector<double>(v.as<float>(), v.as<float>() + v.elements());
+    };
     auto narrow = [](const std::vector<double>& v, void* target) {
       for (size_t i = 0; i < v.size(); ++i) static_cast<float*>(target)[i] = static_cast<float>(v[i]);
     };
     if (op == "forward") {
       std::vector<double> y(n), mean(static_cast<size_t>(rows)), rstd(static_cast<size_t>(rows));
       const auto x = wide(in.at("x"));
-      reference::layernorm_forward(x.data(), wide(in.at("gamma")).data(), wide(in.at("beta")).data(), rows, dim, eps, y.data());
+      reference::layernorm_forward(x.data(), wide(in.at("gamma")).data(), wide(in.at("beta")).data(), rows, dim, eps,
+                                   y.data());
       reference::layernorm_statistics(x.data(), rows, dim, eps, mean.data(), rstd.data());
       narrow(y, out.at("y"));
       // The saved state this answer declared: mean and rstd per row.

@@ -27,7 +27,7 @@ struct LnCase {
   int64_t rows = 0;
   int64_t dim = 0;
   Data data = Data::normal;
-  double amount = 0;   // offset of Data::offset
+  double amount = 0;  // offset of Data::offset
   float eps = 1e-5f;
   Ops ops = Ops::both;  // perf cases time one op
 };

@@ -22,13 +22,22 @@ struct NamedData {
   Data data;
   const char* name;
 };
-const NamedData kDataNames[] = {{Data::normal, "normal"},   {Data::ties, "ties"},         {Data::equal, "equal"},
-                                {Data::masked, "masked"},   {Data::offset, "offset"},     {Data::uniform, "uniform"},
-                                {Data::dominant, "dominant"}, {Data::one_finite, "one_finite"},
-                                {Data::dominant_late, "dominant_late"}, {Data::small_terms, "small_terms"},
-                                {Data::cluster_warp, "cluster_warp"}, {Data::cluster_tile, "cluster_tile"},
-                                {Data::cluster_end, "cluster_end"}, {Data::ascending, "ascending"},
-                                {Data::descending, "descending"}, {Data::tile_ties, "tile_ties"},
+const NamedData kDataNames[] = {{Data::normal, "normal"},
+                                {Data::ties, "ties"},
+                                {Data::equal, "equal"},
+                                {Data::masked, "masked"},
+                                {Data::offset, "offset"},
+                                {Data::uniform, "uniform"},
+                                {Data::dominant, "dominant"},
+                                {Data::one_finite, "one_finite"},
+                                {Data::dominant_late, "dominant_late"},
+                                {Data::small_terms, "small_terms"},
+                                {Data::cluster_warp, "cluster_warp"},
+                                {Data::cluster_tile, "cluster_tile"},
+                                {Data::cluster_end, "cluster_end"},
+                                {Data::ascending, "ascending"},
+                                {Data::descending, "descending"},
+                                {Data::tile_ties, "tile_ties"},
                                 {Data::masked_first_tile, "masked_first_tile"}};
 
 std::string amount_label(const TopkCase& c) {
@@ -90,7 +99,9 @@ TopkCase topk_case_of(const CaseSpec& spec) {
 std::vector<CaseSpec> case_matrix() {
   std::vector<CaseSpec> cases;
   auto add = [&](Suite suite, int64_t rows, int64_t vocab, int64_t k, Data data = Data::normal, double amount = 0,
-                 bool quick = false) { cases.push_back(make_case_spec(suite, TopkCase{rows, vocab, k, data, amount}, quick)); };
+                 bool quick = false) {
+    cases.push_back(make_case_spec(suite, TopkCase{rows, vocab, k, data, amount}, quick));
+  };
 
   // Core: every K of the SPEC on a small, an LLM-sized and an odd vocabulary.
   for (int64_t k : {1, 2, 5, 10, 32, 64, 128, 256}) {

@@ -19,9 +19,9 @@ namespace {
 enum Problem { out_of_range, duplicate, not_top_k, out_of_order, prob_out_of_order, prob_error, kProblems };
 
 const char* const kProblemNames[kProblems] = {
-    "indices outside [0, vocab)", "repeated indices", "rows whose chosen set is not a top-k",
-    "chosen logits not in non-increasing order", "probabilities increasing along k",
-    "probabilities beyond atol + rtol*|float64|"};
+    "indices outside [0, vocab)",           "repeated indices",
+    "rows whose chosen set is not a top-k", "chosen logits not in non-increasing order",
+    "probabilities increasing along k",     "probabilities beyond atol + rtol*|float64|"};
 
 struct Findings {
   std::array<size_t, kProblems> count{};
@@ -54,8 +54,8 @@ struct Findings {
 };
 
 // Checks one row; `stamp` marks chosen columns with the row number.
-void check_row(const TopkCase& c, int64_t r, const float* x, const float* p, const int32_t* idx,
-               const Tolerance& tol, std::vector<int64_t>& stamp, Findings& f) {
+void check_row(const TopkCase& c, int64_t r, const float* x, const float* p, const int32_t* idx, const Tolerance& tol,
+               std::vector<int64_t>& stamp, Findings& f) {
   bool valid_indices = true;
   for (int64_t j = 0; j < c.k; ++j) {
     const int32_t i = idx[j];
@@ -84,12 +84,14 @@ void check_row(const TopkCase& c, int64_t r, const float* x, const float* p, con
     }
   }
   if (max_left_out_column >= 0 && max_left_out > x[idx[min_position]]) {
-    f.note(not_top_k, fmt::format("row {}: column {} (logit {:.9g}) was left out but column {} (logit {:.9g}) was chosen",
-                                  r, max_left_out_column, max_left_out, idx[min_position], x[idx[min_position]]));
+    f.note(not_top_k,
+           fmt::format("row {}: column {} (logit {:.9g}) was left out but column {} (logit {:.9g}) was chosen", r,
+                       max_left_out_column, max_left_out, idx[min_position], x[idx[min_position]]));
   }
   for (int64_t j = 0; j + 1 < c.k; ++j) {
     if (x[idx[j + 1]] > x[idx[j]]) {
-      f.note(out_of_order, fmt::format("row {}: position {} has logit {:.9g} after {:.9g}", r, j + 1, x[idx[j + 1]], x[idx[j]]));
+      f.note(out_of_order,
+             fmt::format("row {}: position {} has logit {:.9g} after {:.9g}", r, j + 1, x[idx[j + 1]], x[idx[j]]));
       break;
     }
   }
@@ -110,12 +112,14 @@ void check_row(const TopkCase& c, int64_t r, const float* x, const float* p, con
       f.note(prob_error, "");
       if (excess > f.worst_excess || f.count[prob_error] == 1) {
         f.worst_excess = std::max(f.worst_excess, excess);
-        f.first[prob_error] = fmt::format("worst at row {}, position {} (column {}): {:.9g} vs float64 {:.9g} (error {:.3g}, allowed {:.3g})",
-                                          r, j, idx[j], got, ref, error, bound);
+        f.first[prob_error] = fmt::format(
+            "worst at row {}, position {} (column {}): {:.9g} vs float64 {:.9g} (error {:.3g}, allowed {:.3g})", r, j,
+            idx[j], got, ref, error, bound);
       }
     }
     if (j + 1 < c.k && std::isfinite(got) && p[j + 1] > got + tol.atol + tol.rtol * got) {
-      f.note(prob_out_of_order, fmt::format("row {}: prob {:.9g} at position {} after {:.9g}", r, p[j + 1], j + 1, got));
+      f.note(prob_out_of_order,
+             fmt::format("row {}: prob {:.9g} at position {} after {:.9g}", r, p[j + 1], j + 1, got));
     }
   }
 }

@@ -18,7 +18,7 @@ struct Tolerance {
 
 // logits [rows, vocab] as given to the submission (pristine copy);
 // probs and indices [rows, k] as returned.
-harness::CheckReport check_answer(const TopkCase& c, const float* logits, const float* probs,
-                                  const int32_t* indices, const Tolerance& tolerance);
+harness::CheckReport check_answer(const TopkCase& c, const float* logits, const float* probs, const int32_t* indices,
+                                  const Tolerance& tolerance);
 
 }  // namespace softmax_topk

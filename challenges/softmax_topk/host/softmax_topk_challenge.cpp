@@ -4,9 +4,9 @@
 
 #include "check.h"
 #include "data.h"
-#include "harness/core/error.h"
 #include "harness/challenge_api/challenge.h"
 #include "harness/challenge_api/stateless_driver.h"
+#include "harness/core/error.h"
 #include "softmax_topk.h"
 #include "softmax_topk/softmax_topk_reference.h"
 #include "topk_case.h"
@@ -39,11 +39,13 @@ class SoftmaxTopkChallenge : public harness::Challenge {
     };
     op.refreshed = {"logits"};
     op.rows = c.rows;
-    op.check_row = [c, tolerance](const harness::HostTensors& inputs, const harness::TensorViews& tensors, int64_t row) {
+    op.check_row = [c, tolerance](const harness::HostTensors& inputs, const harness::TensorViews& tensors,
+                                  int64_t row) {
       TopkCase one = c;
       one.rows = 1;
-      return check_answer(one, inputs.at("logits").as<float>() + row * c.vocab, tensors.at("probs").as<float>() + row * c.k,
-                          tensors.at("indices").as<int32_t>() + row * c.k, tolerance);
+      return check_answer(one, inputs.at("logits").as<float>() + row * c.vocab,
+                          tensors.at("probs").as<float>() + row * c.k, tensors.at("indices").as<int32_t>() + row * c.k,
+                          tolerance);
     };
     harness::OpStep step;
     step.op = "softmax_topk";

@@ -11,14 +11,14 @@ namespace softmax_topk {
 
 // How the logits of a case are drawn (see data.cpp).
 enum class Data {
-  normal,     // N(0, 2^2)
-  ties,       // integers in {0, 1, 2, 3}: many exact ties at the k-th place
-  equal,      // every entry of a row equal
-  masked,     // normal, each entry -inf with probability `amount` (at least one finite per row)
-  offset,     // normal around `amount`: +85 overflows float exp, -100 underflows it
-  uniform,    // uniform in [-amount, amount]
-  dominant,   // normal, one random column `amount` above the row's maximum
-  one_finite, // every entry -inf but one
+  normal,         // N(0, 2^2)
+  ties,           // integers in {0, 1, 2, 3}: many exact ties at the k-th place
+  equal,          // every entry of a row equal
+  masked,         // normal, each entry -inf with probability `amount` (at least one finite per row)
+  offset,         // normal around `amount`: +85 overflows float exp, -100 underflows it
+  uniform,        // uniform in [-amount, amount]
+  dominant,       // normal, one random column `amount` above the row's maximum
+  one_finite,     // every entry -inf but one
   dominant_late,  // normal, one column past the first kTile columns `amount` above the row's maximum
   small_terms,    // one column in the first kTile at a random value, every other exactly `amount` below it
   // Structural (structural_data.cpp): the top k in one warp's aligned slice

@@ -5,10 +5,10 @@
 // an adapter of its own, the registration of DeclaredAbiAdapter.
 //   harness-ops-codegen <challenge.json> <challenge> <output.cpp> [--own-adapter]
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -56,8 +56,8 @@ std::string generate(const ChallengeOps& ops, const nlohmann::json& declaration,
     out << fmt::format("  adapter->add_op(\"{}\", harness::declared_op<decltype(&{})>());\n", op.name, op.function);
   }
   out << "  return adapter;\n}\n\n";
-  out << fmt::format(
-      "const bool registered = harness::register_abi_adapter(\"{}\", make_declared_adapter);\n\n", ops.challenge);
+  out << fmt::format("const bool registered = harness::register_abi_adapter(\"{}\", make_declared_adapter);\n\n",
+                     ops.challenge);
   out << "}  // namespace\n";
   return out.str();
 }
@@ -79,7 +79,8 @@ int main(int argc, char** argv) {
     const ChallengeOps ops = harness::parse_challenge_ops(challenge, config);
     HARNESS_CHECK(own_adapter || ops.bindable_without_adapter(),
                   "{}: an op takes a handle, which only an adapter of the challenge's own "
-                  "(challenges/{}/worker/) can supply", config_path, challenge);
+                  "(challenges/{}/worker/) can supply",
+                  config_path, challenge);
     const nlohmann::json declaration{{"abi", config.at("abi")}, {"ops", config.at("ops")}};
     const std::string source = generate(ops, declaration, own_adapter);
     std::ifstream existing(argv[3]);

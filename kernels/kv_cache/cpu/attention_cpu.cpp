@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "row_softmax.h"
 #include "common/thread_pool.h"
+#include "row_softmax.h"
 
 namespace kvcache::cpu {
 
@@ -49,9 +49,12 @@ void accumulate_group(const Context& c, const float* q_query, float* states_quer
       q[x] = q_query + (g * c.group + j + x) * d;
       st[x] = states_query + (j + x) * stride;
     }
-    if (r == 4) accumulate_rows<4>(q, st, kt, v, count, d, c.scale);
-    else if (r == 2) accumulate_rows<2>(q, st, kt, v, count, d, c.scale);
-    else accumulate_rows<1>(q, st, kt, v, count, d, c.scale);
+    if (r == 4)
+      accumulate_rows<4>(q, st, kt, v, count, d, c.scale);
+    else if (r == 2)
+      accumulate_rows<2>(q, st, kt, v, count, d, c.scale);
+    else
+      accumulate_rows<1>(q, st, kt, v, count, d, c.scale);
     j += r;
   }
 }
@@ -61,9 +64,8 @@ void run_task(const Context& c, const Task& task, int participant) {
   const BatchEntry& e = c.batch[task.entry];
   const int64_t d = layout.head_dim, hq = c.shape->query_heads, g = task.kv_head;
   const int64_t stride = state_stride(c);
-  float* states = task.partial < 0
-                      ? c.workspace->scratch.data() + participant * c.max_rows * stride
-                      : c.workspace->partials.data() + task.partial * c.max_rows * stride;
+  float* states = task.partial < 0 ? c.workspace->scratch.data() + participant * c.max_rows * stride
+                                   : c.workspace->partials.data() + task.partial * c.max_rows * stride;
   const int64_t rows = task.query_count * c.group;
   for (int64_t r = 0; r < rows; ++r) reset_row(states + r * stride, d);
 

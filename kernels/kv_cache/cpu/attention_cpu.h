@@ -34,9 +34,9 @@ struct BatchEntry {
 
 // One unit of work, see the file comment.
 struct Task {
-  int32_t entry;            // batch index
+  int32_t entry;  // batch index
   int32_t kv_head;
-  int32_t query_begin;      // queries [query_begin, query_begin + query_count) of the entry
+  int32_t query_begin;  // queries [query_begin, query_begin + query_count) of the entry
   int32_t query_count;
   int64_t key_begin, key_end;  // key positions [key_begin, key_end), before the causal limit
   int64_t partial;             // -1: writes out; else its slot in the partial states

@@ -14,16 +14,15 @@ constexpr std::align_val_t kAlign{64};
 }  // namespace
 
 int64_t PagedCache::block_bytes(const CacheConfig& config) {
-  return layout_of(config).block_elems() * static_cast<int64_t>(sizeof(float)) +
-         static_cast<int64_t>(sizeof(int32_t));
+  return layout_of(config).block_elems() * static_cast<int64_t>(sizeof(float)) + static_cast<int64_t>(sizeof(int32_t));
 }
 
 PagedCache::PagedCache(const CacheConfig& config)
     : config_(config),
       layout_(layout_of(config)),
-      table_(config.layers, config.max_sequences, config.max_tokens, block_bytes(config),
-             BlockTable::pool_blocks(config.memory_budget, block_bytes(config), config.max_sequences,
-                                     config.max_tokens)),
+      table_(
+          config.layers, config.max_sequences, config.max_tokens, block_bytes(config),
+          BlockTable::pool_blocks(config.memory_budget, block_bytes(config), config.max_sequences, config.max_tokens)),
       blocks_per_slab_(std::max<int64_t>(1, kSlabBytes / block_bytes(config))) {}
 
 PagedCache::~PagedCache() {

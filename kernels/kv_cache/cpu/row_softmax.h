@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kv_cache/block_layout.h"
 #include "common/vec_math.h"
+#include "kv_cache/block_layout.h"
 
 namespace kvcache::cpu {
 
@@ -89,8 +89,8 @@ inline void tile_scores(const float* const* q, const float* kt, int64_t d, doubl
 // Folds keys [0, count) of the tiles (count in [1, kBlockTokens]; kt and v
 // point at the tiles' first key) into the states of R rows.
 template <int R>
-inline void accumulate_rows(const float* const* q, float* const* states, const float* kt, const float* v,
-                            int64_t count, int64_t d, double scale) {
+inline void accumulate_rows(const float* const* q, float* const* states, const float* kt, const float* v, int64_t count,
+                            int64_t d, double scale) {
   vdouble8 s[R];
   tile_scores<R>(q, kt, d, scale, s);
   vfloat8 p[R];

@@ -34,17 +34,17 @@ constexpr unsigned kFullMask = 0xffffffffu;
 
 template <typename T, typename S>
 struct AttendParams {
-  const T* pool;              // [pool blocks, layout.block_elems()]
-  const int32_t* table;       // [max_sequences, table_stride] block ids
+  const T* pool;         // [pool blocks, layout.block_elems()]
+  const int32_t* table;  // [max_sequences, table_stride] block ids
   int64_t table_stride;
   const WorkItem* items;
-  const float* q;             // [rows, query_heads, head_dim]
-  float* out;                 // [rows, query_heads, head_dim]
-  float* partial_acc;         // [partials, query_heads, head_dim] unnormalised
-  S* partial_m;               // [partials, query_heads] running max, log2 domain
-  float* partial_l;           // [partials, query_heads] sum of exp2(s - m)
+  const float* q;      // [rows, query_heads, head_dim]
+  float* out;          // [rows, query_heads, head_dim]
+  float* partial_acc;  // [partials, query_heads, head_dim] unnormalised
+  S* partial_m;        // [partials, query_heads] running max, log2 domain
+  float* partial_l;    // [partials, query_heads] sum of exp2(s - m)
   BlockLayout layout;
-  int64_t block_elems;        // layout.block_elems()
+  int64_t block_elems;  // layout.block_elems()
   int32_t layer;
   int32_t query_heads;
   int32_t group;       // query heads per kv head

@@ -1,5 +1,3 @@
-#include "launch.cuh"
-
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -8,6 +6,7 @@
 #include "kv_cache/cuda/append_kernel.cuh"
 #include "kv_cache/cuda/attend_kernel.cuh"
 #include "kv_cache/cuda/merge_kernel.cuh"
+#include "launch.cuh"
 
 namespace kvcache::cuda {
 
@@ -71,15 +70,9 @@ cudaError_t attend_typed(const AttendLaunch& a, int gt, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(a.n_items), static_cast<unsigned>(a.layout.kv_heads * p.head_tiles));
   const bool d128 = a.layout.head_dim == 128;
   switch (gt) {
-    case 1:
-      launch_tile<1>(p, grid, d128, stream);
-      break;
-    case 2:
-      launch_tile<2>(p, grid, d128, stream);
-      break;
-    case 4:
-      launch_tile<4>(p, grid, d128, stream);
-      break;
+    case 1: launch_tile<1>(p, grid, d128, stream); break;
+    case 2: launch_tile<2>(p, grid, d128, stream); break;
+    case 4: launch_tile<4>(p, grid, d128, stream); break;
     default:
       // Only the fp16 format tiles 8 heads (max_group_tile).
       if constexpr (sizeof(T) == 2) launch_tile<8>(p, grid, d128, stream);
@@ -137,8 +130,7 @@ int64_t partial_bytes(Format format, int64_t n_partials, int64_t query_heads, in
 }
 
 cudaError_t launch_append(Format format, const AppendLaunch& a, int sm_count, cudaStream_t stream) {
-  return format == Format::fp32 ? append_typed<float>(a, sm_count, stream)
-                                : append_typed<__half>(a, sm_count, stream);
+  return format == Format::fp32 ? append_typed<float>(a, sm_count, stream) : append_typed<__half>(a, sm_count, stream);
 }
 
 cudaError_t launch_attend(Format format, const AttendLaunch& a, cudaStream_t stream) {

@@ -1,7 +1,7 @@
-#include "paged_cache_cuda.cuh"
-
 #include <algorithm>
 #include <cstring>
+
+#include "paged_cache_cuda.cuh"
 
 namespace kvcache::cuda {
 
@@ -21,8 +21,7 @@ int64_t table_stride(const CacheConfig& c) { return (c.max_tokens + kBlockTokens
 
 }  // namespace
 
-Status PagedCache::create(const CacheConfig& c, Format format, std::unique_ptr<PagedCache>* cache,
-                          std::string* why) {
+Status PagedCache::create(const CacheConfig& c, Format format, std::unique_ptr<PagedCache>* cache, std::string* why) {
   if (!head_dim_supported(c.head_dim)) {
     *why = "head_dim " + std::to_string(c.head_dim) + " is not supported (64 or 128)";
     return Status::unsupported;
@@ -57,7 +56,8 @@ Status PagedCache::create(const CacheConfig& c, Format format, std::unique_ptr<P
 
   std::unique_ptr<PagedCache> made(new PagedCache(c, format, blocks, sm_count));
   if (blocks > 0) err = cudaMalloc(&made->pool_, static_cast<size_t>(blocks * data_bytes));
-  if (err == cudaSuccess) err = cudaMalloc(reinterpret_cast<void**>(&made->device_table_), static_cast<size_t>(table_bytes));
+  if (err == cudaSuccess)
+    err = cudaMalloc(reinterpret_cast<void**>(&made->device_table_), static_cast<size_t>(table_bytes));
   if (err != cudaSuccess) {
     *why = std::string("allocating the block pool: ") + cudaGetErrorString(err);
     return Status::cuda_error;
@@ -109,12 +109,9 @@ Status PagedCache::append(int32_t layer, int64_t sequence, int64_t n, const floa
                           cudaStream_t stream, std::string* why) {
   BlockTable::Grant grant;
   switch (table_.grow(layer, sequence, n, &grant, why)) {
-    case BlockTable::Status::ok:
-      break;
-    case BlockTable::Status::out_of_memory:
-      return Status::out_of_memory;
-    case BlockTable::Status::invalid:
-      return Status::invalid;
+    case BlockTable::Status::ok: break;
+    case BlockTable::Status::out_of_memory: return Status::out_of_memory;
+    case BlockTable::Status::invalid: return Status::invalid;
   }
   const Sequence& s = *grant.sequence;
   int32_t* row = device_table_ + static_cast<int64_t>(s.slot) * table_stride_;
@@ -122,9 +119,8 @@ Status PagedCache::append(int32_t layer, int64_t sequence, int64_t n, const floa
   if (added > 0) {
     // From pageable memory: the call returns once the ids are staged, so the
     // host vector may change afterwards.
-    const cudaError_t err =
-        cudaMemcpyAsync(row + grant.first_new_block, s.blocks.data() + grant.first_new_block,
-                        added * sizeof(int32_t), cudaMemcpyHostToDevice, stream);
+    const cudaError_t err = cudaMemcpyAsync(row + grant.first_new_block, s.blocks.data() + grant.first_new_block,
+                                            added * sizeof(int32_t), cudaMemcpyHostToDevice, stream);
     if (err != cudaSuccess) return fail_cuda("uploading block ids", err, why);
   }
   AppendLaunch a{pool_, row, k, v, layout_, grant.first_position, n, layer};

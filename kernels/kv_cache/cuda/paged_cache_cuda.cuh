@@ -42,8 +42,7 @@ enum class Status { ok, out_of_memory, invalid, unsupported, cuda_error };
 class PagedCache {
  public:
   // *cache on ok; otherwise *why says what failed.
-  static Status create(const CacheConfig& config, Format format, std::unique_ptr<PagedCache>* cache,
-                       std::string* why);
+  static Status create(const CacheConfig& config, Format format, std::unique_ptr<PagedCache>* cache, std::string* why);
   ~PagedCache();
   PagedCache(const PagedCache&) = delete;
   PagedCache& operator=(const PagedCache&) = delete;
@@ -70,11 +69,11 @@ class PagedCache {
   BlockTable table_;
   int sm_count_;
 
-  void* pool_ = nullptr;          // device [pool blocks, block_elems] of the format's type
+  void* pool_ = nullptr;             // device [pool blocks, block_elems] of the format's type
   int32_t* device_table_ = nullptr;  // device [max_sequences, table_stride_]
-  void* work_ = nullptr;          // device: the plan's items, then its merge groups
+  void* work_ = nullptr;             // device: the plan's items, then its merge groups
   int64_t work_capacity_ = 0;
-  void* partials_ = nullptr;      // device: partial softmax states of split rows
+  void* partials_ = nullptr;  // device: partial softmax states of split rows
   int64_t partials_capacity_ = 0;
 
   std::vector<PlanEntry> entries_;

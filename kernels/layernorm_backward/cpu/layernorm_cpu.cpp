@@ -91,17 +91,16 @@ std::vector<double>& scratch() {
 
 }  // namespace
 
-void forward(const float* x, const float* gamma, const float* beta, int64_t rows, int64_t dim,
-             float eps, float* y, RowStats* saved) {
+void forward(const float* x, const float* gamma, const float* beta, int64_t rows, int64_t dim, float eps, float* y,
+             RowStats* saved) {
   ForwardJob job{x, gamma, beta, rows, dim, std::max<int64_t>(1, kForwardTaskElements / dim), eps, y, saved};
   const int64_t tasks = (rows + job.rows_per_task - 1) / job.rows_per_task;
   ThreadPool::instance().run(tasks, forward_task, &job);
 }
 
-void backward(const float* dy, const float* x, const float* gamma, const RowStats* saved,
-              int64_t rows, int64_t dim, float* dx, float* dgamma, float* dbeta) {
-  const int64_t tasks =
-      std::clamp<int64_t>(rows * dim / kBackwardTaskElements, 1, std::min(rows, kMaxBackwardTasks));
+void backward(const float* dy, const float* x, const float* gamma, const RowStats* saved, int64_t rows, int64_t dim,
+              float* dx, float* dgamma, float* dbeta) {
+  const int64_t tasks = std::clamp<int64_t>(rows * dim / kBackwardTaskElements, 1, std::min(rows, kMaxBackwardTasks));
   std::lock_guard<std::mutex> lock(scratch_mutex);
   std::vector<double>& partials = scratch();
   const size_t needed = static_cast<size_t>(tasks * 2 * dim);

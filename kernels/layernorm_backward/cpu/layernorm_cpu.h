@@ -18,8 +18,8 @@ namespace layernorm::cpu {
 // saved [rows] RowStats, written: what backward() needs besides x
 // Needs rows, dim >= 1 and eps >= 0 (eps = 0 with a constant row gives inf,
 // as the formula does). Rows are spread over a persistent thread pool.
-void forward(const float* x, const float* gamma, const float* beta, int64_t rows, int64_t dim,
-             float eps, float* y, RowStats* saved);
+void forward(const float* x, const float* gamma, const float* beta, int64_t rows, int64_t dim, float eps, float* y,
+             RowStats* saved);
 
 // Given dy = dL/dy for the forward of the same x and gamma:
 // dx     [rows, dim] float32, written
@@ -30,8 +30,8 @@ void forward(const float* x, const float* gamma, const float* beta, int64_t rows
 // into a number of tasks fixed by the shape, each task sums its rows in
 // double, and the tasks' sums are added in task order.
 // May throw std::bad_alloc (scratch for the tasks' sums, kept between calls).
-void backward(const float* dy, const float* x, const float* gamma, const RowStats* saved,
-              int64_t rows, int64_t dim, float* dx, float* dgamma, float* dbeta);
+void backward(const float* dy, const float* x, const float* gamma, const RowStats* saved, int64_t rows, int64_t dim,
+              float* dx, float* dgamma, float* dbeta);
 
 }  // namespace layernorm::cpu
 

@@ -98,8 +98,8 @@ inline RowStats row_statistics(const float* x, int64_t n, float eps) {
 }
 
 // y = gamma * xhat + beta for one row.
-inline void row_normalise(const float* __restrict x, const float* __restrict gamma,
-                          const float* __restrict beta, int64_t n, RowStats s, float* __restrict y) {
+inline void row_normalise(const float* __restrict x, const float* __restrict gamma, const float* __restrict beta,
+                          int64_t n, RowStats s, float* __restrict y) {
   const float k = x[0];
   for (int64_t j = 0; j < n; ++j) y[j] = gamma[j] * (((x[j] - k) - s.shifted_mean) * s.rstd) + beta[j];
 }
@@ -109,9 +109,9 @@ inline void row_normalise(const float* __restrict x, const float* __restrict gam
 // g * xhat, and the column accumulators. Pass 2 (from cache) recomputes xhat
 // and g rather than storing them: the same bytes either way.
 //   dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
-inline void row_backward(const float* __restrict dy, const float* __restrict x,
-                         const float* __restrict gamma, int64_t n, RowStats s, float* __restrict dx,
-                         double* __restrict acc_dgamma, double* __restrict acc_dbeta) {
+inline void row_backward(const float* __restrict dy, const float* __restrict x, const float* __restrict gamma,
+                         int64_t n, RowStats s, float* __restrict dx, double* __restrict acc_dgamma,
+                         double* __restrict acc_dbeta) {
   const float k = x[0], m = s.shifted_mean, rstd = s.rstd;
   if (n == 1) {
     // xhat = 0 exactly, so dx = rstd * (g - mean(g)) = 0 exactly. Computed,

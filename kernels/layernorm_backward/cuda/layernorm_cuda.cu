@@ -1,11 +1,10 @@
 // Launchers of the CUDA layernorm: a kernel instance per shape (plan_*), each
 // launch checked.
-#include "layernorm_cuda.cuh"
-
 #include <climits>
 
 #include "backward_kernel.cuh"
 #include "forward_kernel.cuh"
+#include "layernorm_cuda.cuh"
 
 namespace layernorm::cuda {
 namespace {
@@ -79,8 +78,12 @@ BackwardFn backward_fn(int tpr, bool cached) {
   }
 }
 
-ForwardFn forward_fn(const Plan& p) { return p.vec == 4 ? forward_fn<4>(p.threads_per_row, p.cached) : forward_fn<1>(p.threads_per_row, p.cached); }
-BackwardFn backward_fn(const Plan& p) { return p.vec == 4 ? backward_fn<4>(p.threads_per_row, p.cached) : backward_fn<1>(p.threads_per_row, p.cached); }
+ForwardFn forward_fn(const Plan& p) {
+  return p.vec == 4 ? forward_fn<4>(p.threads_per_row, p.cached) : forward_fn<1>(p.threads_per_row, p.cached);
+}
+BackwardFn backward_fn(const Plan& p) {
+  return p.vec == 4 ? backward_fn<4>(p.threads_per_row, p.cached) : backward_fn<1>(p.threads_per_row, p.cached);
+}
 
 }  // namespace
 
@@ -144,8 +147,8 @@ cudaError_t plan_backward(int64_t rows, int64_t dim, bool aligned, const DeviceL
   return cudaSuccess;
 }
 
-cudaError_t forward(const Plan& plan, const float* x, const float* gamma, const float* beta, int64_t rows,
-                    int64_t dim, float eps, float* y, RowStats* saved, cudaStream_t stream) {
+cudaError_t forward(const Plan& plan, const float* x, const float* gamma, const float* beta, int64_t rows, int64_t dim,
+                    float eps, float* y, RowStats* saved, cudaStream_t stream) {
   const ForwardFn fn = forward_fn(plan);
   if (fn == nullptr) return cudaErrorInvalidValue;
   fn<<<static_cast<unsigned>(plan.blocks), block_threads(plan.threads_per_row), 0, stream>>>(

@@ -18,16 +18,16 @@ namespace layernorm::cuda {
 
 // What the plans depend on besides the shape.
 struct DeviceLimits {
-  int sm_count = 1;                 // cudaDevAttrMultiProcessorCount
+  int sm_count = 1;                  // cudaDevAttrMultiProcessorCount
   int max_shared_per_block = 49152;  // cudaDevAttrMaxSharedMemoryPerBlockOptin
 };
 
 // How one call is executed.
 struct Plan {
-  int vec = 1;               // floats per load: 4 (float4) or 1
-  int threads_per_row = 1;   // a power of two, 1..1024
-  bool cached = true;        // the row stays in registers between passes
-  int64_t blocks = 1;        // grid size
+  int vec = 1;              // floats per load: 4 (float4) or 1
+  int threads_per_row = 1;  // a power of two, 1..1024
+  bool cached = true;       // the row stays in registers between passes
+  int64_t blocks = 1;       // grid size
   int64_t rows_per_block = 1;
   size_t shared_bytes = 0;     // dynamic shared memory per block
   size_t workspace_bytes = 0;  // device workspace the launch needs (backward)
@@ -46,8 +46,8 @@ cudaError_t plan_backward(int64_t rows, int64_t dim, bool aligned, const DeviceL
 // y [rows, dim] float32 device memory, written
 // saved [rows] RowStats device memory, written
 // Asynchronous on `stream`.
-cudaError_t forward(const Plan& plan, const float* x, const float* gamma, const float* beta, int64_t rows,
-                    int64_t dim, float eps, float* y, RowStats* saved, cudaStream_t stream);
+cudaError_t forward(const Plan& plan, const float* x, const float* gamma, const float* beta, int64_t rows, int64_t dim,
+                    float eps, float* y, RowStats* saved, cudaStream_t stream);
 
 // dy, x [rows, dim], gamma [dim] read only; saved [rows] from forward()
 // dx [rows, dim], dgamma [dim], dbeta [dim] written (dgamma and dbeta are

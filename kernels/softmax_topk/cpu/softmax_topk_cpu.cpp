@@ -148,8 +148,7 @@ float chunk_exp_sum(const float* p, int64_t n, float m) {
 // Offers p[i] (column first_col + i) for i in [from, n) with p[i] > filter to
 // the heap. `filter` starts at or above the heap's threshold (an element at
 // or below that can never enter) and rises with it.
-void chunk_select(const float* p, int64_t from, int64_t n, int64_t first_col, Key* heap,
-                  int64_t k, float filter) {
+void chunk_select(const float* p, int64_t from, int64_t n, int64_t first_col, Key* heap, int64_t k, float filter) {
   const auto offer = [&](int64_t j) {
     sift_down(heap, k, make_key(p[j], first_col + j));
     filter = std::max(filter, key_value(heap[0]));
@@ -165,8 +164,7 @@ void chunk_select(const float* p, int64_t from, int64_t n, int64_t first_col, Ke
 }
 
 // heap: scratch of k + 1 keys.
-void row_softmax_topk(const float* x, int64_t vocab, int64_t k, Key* heap, float* probs,
-                      int32_t* indices) {
+void row_softmax_topk(const float* x, int64_t vocab, int64_t k, Key* heap, float* probs, int32_t* indices) {
   for (int64_t i = 0; i < k; ++i) heap[i] = make_key(x[i], i);
   heap[k] = ~Key{0};
   std::make_heap(heap, heap + k, std::greater<Key>());  // greater: a min-heap
@@ -200,8 +198,8 @@ void row_softmax_topk(const float* x, int64_t vocab, int64_t k, Key* heap, float
       // the chunk is long and k small enough for the bound to be tight.
       float filter = threshold;
       if (c0 == 0 && n >= 4 * kLaneMaxima && k <= kLaneMaxima / 2)
-        filter = std::max(filter, std::nextafter(chunk_kth_bound(lane_maxima, k),
-                                                 -std::numeric_limits<float>::infinity()));
+        filter =
+            std::max(filter, std::nextafter(chunk_kth_bound(lane_maxima, k), -std::numeric_limits<float>::infinity()));
       chunk_select(p, std::max<int64_t>(0, k - c0), n, c0, heap, k, filter);
       threshold = key_value(heap[0]);
     }
@@ -236,8 +234,7 @@ void run_rows(void* context, int64_t task, int participant) {
 
 }  // namespace
 
-void softmax_topk(const float* logits, int64_t rows, int64_t vocab, int64_t k, float* probs,
-                  int32_t* indices) {
+void softmax_topk(const float* logits, int64_t rows, int64_t vocab, int64_t k, float* probs, int32_t* indices) {
   if (rows < 1 || k < 1 || k > vocab || vocab > std::numeric_limits<int32_t>::max())
     throw std::invalid_argument("softmax_topk: need rows >= 1 and 1 <= k <= vocab <= INT32_MAX");
 

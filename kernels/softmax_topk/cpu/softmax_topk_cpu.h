@@ -20,8 +20,7 @@ namespace softmax_topk::cpu {
 // hardware_concurrency() threads; the call returns when all are done.
 // Entries may be -inf (masked); a row that is entirely -inf gives NaN probs,
 // as softmax does.
-void softmax_topk(const float* logits, int64_t rows, int64_t vocab, int64_t k, float* probs,
-                  int32_t* indices);
+void softmax_topk(const float* logits, int64_t rows, int64_t vocab, int64_t k, float* probs, int32_t* indices);
 
 }  // namespace softmax_topk::cpu
 

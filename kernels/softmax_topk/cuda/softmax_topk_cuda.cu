@@ -1,9 +1,8 @@
 // Launchers of the CUDA softmax_topk: picks a path per shape (make_plan) and
 // launches it, checking each launch.
-#include "softmax_topk_cuda.cuh"
-
 #include <climits>
 
+#include "softmax_topk_cuda.cuh"
 #include "softmax_topk_kernels.cuh"
 
 namespace softmax_topk::cuda {
@@ -69,37 +68,32 @@ Plan make_plan(int64_t rows, int64_t vocab, int64_t k, int sm_count) {
   }
   if (plan.segments > 1) {
     const size_t pieces = static_cast<size_t>(rows) * static_cast<size_t>(plan.segments);
-    plan.workspace_bytes = align256(pieces * static_cast<size_t>(k) * sizeof(Key)) +
-                           align256(pieces * sizeof(SoftmaxState));
+    plan.workspace_bytes =
+        align256(pieces * static_cast<size_t>(k) * sizeof(Key)) + align256(pieces * sizeof(SoftmaxState));
   }
   return plan;
 }
 
-cudaError_t softmax_topk(const Plan& plan, const float* logits, int64_t rows, int64_t vocab,
-                         int64_t k, float* probs, int32_t* indices, void* workspace,
-                         cudaStream_t stream) {
+cudaError_t softmax_topk(const Plan& plan, const float* logits, int64_t rows, int64_t vocab, int64_t k, float* probs,
+                         int32_t* indices, void* workspace, cudaStream_t stream) {
   const int k32 = static_cast<int>(k);
   if (plan.path == Plan::Path::kWarpRows) {
-    const unsigned blocks =
-        static_cast<unsigned>((rows + detail::kWarpsPerBlock - 1) / detail::kWarpsPerBlock);
-    detail::softmax_topk_warp_rows<<<blocks, detail::kWarpsPerBlock * 32, 0, stream>>>(
-        logits, rows, vocab, k32, probs, indices);
+    const unsigned blocks = static_cast<unsigned>((rows + detail::kWarpsPerBlock - 1) / detail::kWarpsPerBlock);
+    detail::softmax_topk_warp_rows<<<blocks, detail::kWarpsPerBlock * 32, 0, stream>>>(logits, rows, vocab, k32, probs,
+                                                                                       indices);
     return cudaGetLastError();
   }
   if (plan.segments == 1) {
-    detail::softmax_topk_block_rows<<<static_cast<unsigned>(rows), detail::kBlockThreads, 0,
-                                      stream>>>(logits, vocab, k32, 1, vocab, probs, indices,
-                                                nullptr, nullptr);
+    detail::softmax_topk_block_rows<<<static_cast<unsigned>(rows), detail::kBlockThreads, 0, stream>>>(
+        logits, vocab, k32, 1, vocab, probs, indices, nullptr, nullptr);
     return cudaGetLastError();
   }
   const size_t pieces = static_cast<size_t>(rows) * static_cast<size_t>(plan.segments);
   Key* partial_keys = static_cast<Key*>(workspace);
   SoftmaxState* partial_states = reinterpret_cast<SoftmaxState*>(
       static_cast<char*>(workspace) + align256(pieces * static_cast<size_t>(k) * sizeof(Key)));
-  detail::softmax_topk_block_rows<<<static_cast<unsigned>(pieces), detail::kBlockThreads, 0,
-                                    stream>>>(logits, vocab, k32, plan.segments,
-                                              plan.segment_length, probs, indices, partial_keys,
-                                              partial_states);
+  detail::softmax_topk_block_rows<<<static_cast<unsigned>(pieces), detail::kBlockThreads, 0, stream>>>(
+      logits, vocab, k32, plan.segments, plan.segment_length, probs, indices, partial_keys, partial_states);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
   detail::softmax_topk_merge<<<static_cast<unsigned>(rows), detail::kBlockThreads, 0, stream>>>(

@@ -43,9 +43,8 @@ Plan make_plan(int64_t rows, int64_t vocab, int64_t k, int sm_count);
 //           null when that is 0)
 // Asynchronous on `stream`; returns cudaGetLastError() of the first failing
 // launch, cudaSuccess otherwise.
-cudaError_t softmax_topk(const Plan& plan, const float* logits, int64_t rows, int64_t vocab,
-                         int64_t k, float* probs, int32_t* indices, void* workspace,
-                         cudaStream_t stream);
+cudaError_t softmax_topk(const Plan& plan, const float* logits, int64_t rows, int64_t vocab, int64_t k, float* probs,
+                         int32_t* indices, void* workspace, cudaStream_t stream);
 
 }  // namespace softmax_topk::cuda
 

@@ -46,9 +46,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
 //   partial_states [rows, segments]     the segment's softmax state
 __global__ void __launch_bounds__(kBlockThreads, 2)
     softmax_topk_block_rows(const float* __restrict__ logits, int64_t vocab, int k, int segments,
-                            int64_t segment_length, float* __restrict__ probs,
-                            int32_t* __restrict__ indices, Key* __restrict__ partial_keys,
-                            SoftmaxState* __restrict__ partial_states) {
+                            int64_t segment_length, float* __restrict__ probs, int32_t* __restrict__ indices,
+                            Key* __restrict__ partial_keys, SoftmaxState* __restrict__ partial_states) {
   __shared__ CandidateBuffer<kBlockCapacity> buf;
   __shared__ SoftmaxState scratch[kBlockThreads / 32];
   const int tid = threadIdx.x;
@@ -74,9 +73,8 @@ __global__ void __launch_bounds__(kBlockThreads, 2)
 // One block per row: the row's answer from its segments' partial results
 // (segments <= kBlockThreads). Sentinel keys (short segments) are skipped.
 __global__ void __launch_bounds__(kBlockThreads)
-    softmax_topk_merge(const Key* __restrict__ partial_keys,
-                       const SoftmaxState* __restrict__ partial_states, int segments, int k,
-                       float* __restrict__ probs, int32_t* __restrict__ indices) {
+    softmax_topk_merge(const Key* __restrict__ partial_keys, const SoftmaxState* __restrict__ partial_states,
+                       int segments, int k, float* __restrict__ probs, int32_t* __restrict__ indices) {
   __shared__ CandidateBuffer<kBlockCapacity> buf;
   __shared__ SoftmaxState scratch[kBlockThreads / 32];
   const int tid = threadIdx.x;
@@ -84,8 +82,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   if (tid == 0) reset(buf);
   __syncthreads();
 
-  const SoftmaxState st =
-      tid < segments ? partial_states[row * segments + tid] : empty_state();
+  const SoftmaxState st = tid < segments ? partial_states[row * segments + tid] : empty_state();
   const Key* keys = partial_keys + row * segments * k;
   const int64_t n_keys = static_cast<int64_t>(segments) * k;
   for (int64_t base = 0; base < n_keys; base += 4 * kBlockThreads) {  // uniform

@@ -66,8 +66,7 @@ __device__ __forceinline__ void accumulate(SoftmaxState& st, float4 v) {
     st.max = cm;
   }
   if (st.max != -INFINITY)
-    st.sum += (__expf(v.x - st.max) + __expf(v.y - st.max)) +
-              (__expf(v.z - st.max) + __expf(v.w - st.max));
+    st.sum += (__expf(v.x - st.max) + __expf(v.y - st.max)) + (__expf(v.z - st.max) + __expf(v.w - st.max));
 }
 
 template <int THREADS>
@@ -100,8 +99,7 @@ __device__ __forceinline__ float warp_max(float x) {
 
 __device__ __forceinline__ SoftmaxState warp_reduce(SoftmaxState st) {
   for (int offset = 16; offset > 0; offset >>= 1) {
-    const SoftmaxState other{__shfl_xor_sync(kFullMask, st.max, offset),
-                             __shfl_xor_sync(kFullMask, st.sum, offset)};
+    const SoftmaxState other{__shfl_xor_sync(kFullMask, st.max, offset), __shfl_xor_sync(kFullMask, st.sum, offset)};
     st = combine(st, other);
   }
   return st;

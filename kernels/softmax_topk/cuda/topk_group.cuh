@@ -37,10 +37,10 @@ template <int CAP>
 struct CandidateBuffer {
   static_assert((CAP & (CAP - 1)) == 0, "the bitonic sort needs a power of two");
   Key keys[CAP];
-  int count;          // keys[0, count) are candidates
-  int has_threshold;  // 0 until the first compaction
-  float threshold;    // the k-th best value kept, once has_threshold
-  float warp_max[32]; // [warps] the first tile's maxima, for the seed
+  int count;           // keys[0, count) are candidates
+  int has_threshold;   // 0 until the first compaction
+  float threshold;     // the k-th best value kept, once has_threshold
+  float warp_max[32];  // [warps] the first tile's maxima, for the seed
 };
 
 // Called by thread 0 of the group before anything else; the group then syncs.
@@ -55,8 +55,7 @@ __device__ __forceinline__ void reset(CandidateBuffer<CAP>& buf) {
 // Called by all 32 lanes of a warp: the warp's survivors get consecutive
 // slots from one atomicAdd (a warp prefix sum gives each lane its offset).
 template <int CAP>
-__device__ __forceinline__ bool append(CandidateBuffer<CAP>& buf, const Key (&keys)[4],
-                                       const bool (&pass)[4]) {
+__device__ __forceinline__ bool append(CandidateBuffer<CAP>& buf, const Key (&keys)[4], const bool (&pass)[4]) {
   const int n = int(pass[0]) + int(pass[1]) + int(pass[2]) + int(pass[3]);
   if (!__any_sync(kFullMask, n != 0)) return false;  // the common case once filtering
   const int lane = threadIdx.x & 31;
@@ -80,8 +79,8 @@ __device__ __forceinline__ bool append(CandidateBuffer<CAP>& buf, const Key (&ke
 // threshold, elements below `floor` are known to be outside the top k
 // (-inf: none is).
 template <int CAP>
-__device__ __forceinline__ bool consume(CandidateBuffer<CAP>& buf, SoftmaxState& st, float4 v,
-                                        int64_t first_column, int n_valid, float floor = -INFINITY) {
+__device__ __forceinline__ bool consume(CandidateBuffer<CAP>& buf, SoftmaxState& st, float4 v, int64_t first_column,
+                                        int n_valid, float floor = -INFINITY) {
   accumulate(st, v);
   // Both fields change only inside compact(), between group barriers.
   const bool open = buf.has_threshold == 0;
@@ -178,8 +177,7 @@ __device__ void scan_columns(const float* __restrict__ row, int64_t begin, int64
                              CandidateBuffer<CAP>& buf, SoftmaxState& st, int tid) {
   const float* p = row + begin;
   const int64_t n = end - begin;
-  const int64_t to_aligned =
-      static_cast<int64_t>(((16u - (reinterpret_cast<uintptr_t>(p) & 15u)) & 15u) / 4u);
+  const int64_t to_aligned = static_cast<int64_t>(((16u - (reinterpret_cast<uintptr_t>(p) & 15u)) & 15u) / 4u);
   const int64_t head = to_aligned < n ? to_aligned : n;
   const int64_t n_vec = (n - head) / 4;
   const int64_t tail_begin = head + 4 * n_vec;

@@ -34,8 +34,8 @@ class Cache {
   virtual harness_status append(int32_t layer, int64_t sequence, int64_t n, const float* k, const float* v,
                                 void* stream) = 0;
   // q, out [sum n_b, query_heads, head_dim]; every n_b >= 1 already checked.
-  virtual harness_status attend(int32_t layer, int32_t batch, const int64_t* sequences,
-                                const int32_t* query_lengths, const float* q, float* out, void* stream) = 0;
+  virtual harness_status attend(int32_t layer, int32_t batch, const int64_t* sequences, const int32_t* query_lengths,
+                                const float* q, float* out, void* stream) = 0;
   virtual harness_status release(int64_t sequence) = 0;
   virtual int64_t bytes_in_use() const = 0;
 };
@@ -56,7 +56,6 @@ inline harness_status check_config(const kv_cache_config* c) noexcept {
     return fail(HARNESS_STATUS_UNSUPPORTED, "kv_cache_create: max_tokens or kv_heads * head_dim too large");
   return HARNESS_STATUS_OK;
 }
-
 
 // What our CUDA kernels can launch: one grid row per query head (a grid's y
 // size stops at 65535) and key positions held in int32.
@@ -82,7 +81,8 @@ inline harness_status check_new_sequence(int32_t layer, size_t live, const kv_ca
 // A new sequence for a cache that reserves a whole slot of `slot_bytes` per
 // sequence up front: admitted as above, and only while the budget pays for
 // one more slot.
-inline harness_status check_new_slot(int32_t layer, size_t live, int64_t slot_bytes, const kv_cache_config& c) noexcept {
+inline harness_status check_new_slot(int32_t layer, size_t live, int64_t slot_bytes,
+                                     const kv_cache_config& c) noexcept {
   const harness_status admitted = check_new_sequence(layer, live, c);
   if (admitted != HARNESS_STATUS_OK) return admitted;
   if ((static_cast<int64_t>(live) + 1) * slot_bytes > c.memory_budget)
@@ -100,70 +100,68 @@ struct kv_cache {
 
 // Defines the exported functions of kv_cache.h for a cache of KV_CACHE_FORMAT
 // `format` made by `factory` (a kv_abi::Factory).
-#define KV_CACHE_EXPORT_ABI(format, factory)                                                                   \
-  extern "C" int32_t kv_cache_abi_version(void) { return KV_CACHE_ABI_VERSION; }                              \
-  extern "C" int32_t kv_cache_format(void) { return (format); }                                                \
-  extern "C" const char* kv_cache_last_error(void) { return kv_abi::last_error_message().c_str(); }           \
-  extern "C" harness_status kv_cache_create(const kv_cache_config* config, kv_cache** cache) {                \
-    return kv_abi::guarded([&] {                                                                               \
-      if (cache == nullptr) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_create: cache is NULL"); \
-      *cache = nullptr;                                                                                        \
-      harness_status status = kv_abi::check_config(config);                                                    \
-      if (status != HARNESS_STATUS_OK) return status;                                                          \
-      std::unique_ptr<kv_cache> made(new kv_cache{*config, nullptr});                                          \
-      status = (factory)(*config, &made->impl);                                                                \
-      if (status != HARNESS_STATUS_OK) return status;                                                          \
-      *cache = made.release();                                                                                 \
-      return static_cast<harness_status>(HARNESS_STATUS_OK);                                                   \
-    });                                                                                                        \
-  }                                                                                                            \
-  extern "C" harness_status kv_cache_destroy(kv_cache* cache) {                                                \
-    return kv_abi::guarded([&] {                                                                               \
-      delete cache;                                                                                            \
-      return static_cast<harness_status>(HARNESS_STATUS_OK);                                                   \
-    });                                                                                                        \
-  }                                                                                                            \
-  extern "C" harness_status kv_cache_append(kv_cache* cache, int32_t layer, int64_t sequence, int64_t n,       \
-                                            const float* k, const float* v, void* stream) {                    \
-    return kv_abi::guarded([&] {                                                                               \
-      if (cache == nullptr || k == nullptr || v == nullptr)                                                    \
-        return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_append: a pointer is NULL");            \
-      if (layer < 0 || layer >= cache->config.layers)                                                          \
-        return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_append: layer out of range");           \
-      if (n < 1 || n > cache->config.max_tokens)                                                               \
-        return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_append: need 1 <= n <= max_tokens");    \
-      return cache->impl->append(layer, sequence, n, k, v, stream);                                            \
-    });                                                                                                        \
-  }                                                                                                            \
-  extern "C" harness_status kv_cache_attend(kv_cache* cache, int32_t layer, int32_t batch,                     \
-                                            const int64_t* sequences, const int32_t* query_lengths,            \
-                                            const float* q, float* out, void* stream) {                        \
-    return kv_abi::guarded([&] {                                                                               \
-      if (cache == nullptr || sequences == nullptr || query_lengths == nullptr || q == nullptr ||             \
-          out == nullptr)                                                                                      \
-        return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_attend: a pointer is NULL");            \
-      if (layer < 0 || layer >= cache->config.layers)                                                          \
-        return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_attend: layer out of range");           \
-      if (batch < 1) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_attend: batch < 1");       \
-      for (int32_t b = 0; b < batch; ++b)                                                                      \
-        if (query_lengths[b] < 1)                                                                              \
-          return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_attend: a query length is < 1");      \
-      return cache->impl->attend(layer, batch, sequences, query_lengths, q, out, stream);                      \
-    });                                                                                                        \
-  }                                                                                                            \
-  extern "C" harness_status kv_cache_release(kv_cache* cache, int64_t sequence) {                              \
-    return kv_abi::guarded([&] {                                                                               \
-      if (cache == nullptr) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_release: NULL");    \
-      return cache->impl->release(sequence);                                                                   \
-    });                                                                                                        \
-  }                                                                                                            \
-  extern "C" harness_status kv_cache_bytes_in_use(kv_cache* cache, int64_t* bytes) {                           \
-    return kv_abi::guarded([&] {                                                                               \
-      if (cache == nullptr || bytes == nullptr)                                                                \
-        return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_bytes_in_use: a pointer is NULL");      \
-      *bytes = cache->impl->bytes_in_use();                                                                    \
-      return static_cast<harness_status>(HARNESS_STATUS_OK);                                                   \
-    });                                                                                                        \
+#define KV_CACHE_EXPORT_ABI(format, factory)                                                                          \
+  extern "C" int32_t kv_cache_abi_version(void) { return KV_CACHE_ABI_VERSION; }                                      \
+  extern "C" int32_t kv_cache_format(void) { return (format); }                                                       \
+  extern "C" const char* kv_cache_last_error(void) { return kv_abi::last_error_message().c_str(); }                   \
+  extern "C" harness_status kv_cache_create(const kv_cache_config* config, kv_cache** cache) {                        \
+    return kv_abi::guarded([&] {                                                                                      \
+      if (cache == nullptr) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_create: cache is NULL");   \
+      *cache = nullptr;                                                                                               \
+      harness_status status = kv_abi::check_config(config);                                                           \
+      if (status != HARNESS_STATUS_OK) return status;                                                                 \
+      std::unique_ptr<kv_cache> made(new kv_cache{*config, nullptr});                                                 \
+      status = (factory)(*config, &made->impl);                                                                       \
+      if (status != HARNESS_STATUS_OK) return status;                                                                 \
+      *cache = made.release();                                                                                        \
+      return static_cast<harness_status>(HARNESS_STATUS_OK);                                                          \
+    });                                                                                                               \
+  }                                                                                                                   \
+  extern "C" harness_status kv_cache_destroy(kv_cache* cache) {                                                       \
+    return kv_abi::guarded([&] {                                                                                      \
+      delete cache;                                                                                                   \
+      return static_cast<harness_status>(HARNESS_STATUS_OK);                                                          \
+    });                                                                                                               \
+  }                                                                                                                   \
+  extern "C" harness_status kv_cache_append(kv_cache* cache, int32_t layer, int64_t sequence, int64_t n,              \
+                                            const float* k, const float* v, void* stream) {                           \
+    return kv_abi::guarded([&] {                                                                                      \
+      if (cache == nullptr || k == nullptr || v == nullptr)                                                           \
+        return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_append: a pointer is NULL");                   \
+      if (layer < 0 || layer >= cache->config.layers)                                                                 \
+        return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_append: layer out of range");                  \
+      if (n < 1 || n > cache->config.max_tokens)                                                                      \
+        return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_append: need 1 <= n <= max_tokens");           \
+      return cache->impl->append(layer, sequence, n, k, v, stream);                                                   \
+    });                                                                                                               \
+  }                                                                                                                   \
+  extern "C" harness_status kv_cache_attend(kv_cache* cache, int32_t layer, int32_t batch, const int64_t* sequences,  \
+                                            const int32_t* query_lengths, const float* q, float* out, void* stream) { \
+    return kv_abi::guarded([&] {                                                                                      \
+      if (cache == nullptr || sequences == nullptr || query_lengths == nullptr || q == nullptr || out == nullptr)     \
+        return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_attend: a pointer is NULL");                   \
+      if (layer < 0 || layer >= cache->config.layers)                                                                 \
+        return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_attend: layer out of range");                  \
+      if (batch < 1) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_attend: batch < 1");              \
+      for (int32_t b = 0; b < batch; ++b)                                                                             \
+        if (query_lengths[b] < 1)                                                                                     \
+          return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_attend: a query length is < 1");             \
+      return cache->impl->attend(layer, batch, sequences, query_lengths, q, out, stream);                             \
+    });                                                                                                               \
+  }                                                                                                                   \
+  extern "C" harness_status kv_cache_release(kv_cache* cache, int64_t sequence) {                                     \
+    return kv_abi::guarded([&] {                                                                                      \
+      if (cache == nullptr) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_release: NULL");           \
+      return cache->impl->release(sequence);                                                                          \
+    });                                                                                                               \
+  }                                                                                                                   \
+  extern "C" harness_status kv_cache_bytes_in_use(kv_cache* cache, int64_t* bytes) {                                  \
+    return kv_abi::guarded([&] {                                                                                      \
+      if (cache == nullptr || bytes == nullptr)                                                                       \
+        return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "kv_cache_bytes_in_use: a pointer is NULL");             \
+      *bytes = cache->impl->bytes_in_use();                                                                           \
+      return static_cast<harness_status>(HARNESS_STATUS_OK);                                                          \
+    });                                                                                                               \
   }
 
 #endif  // KV_CACHE_ABI_SUPPORT_H

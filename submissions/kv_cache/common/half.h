@@ -33,7 +33,8 @@ inline float from_half_slow(uint16_t h) {
     const float value = std::ldexp(static_cast<float>(mantissa), -24);
     return sign ? -value : value;
   }
-  uint32_t bits = sign | (exponent == 31 ? (0xffu << 23) | (mantissa << 13) : ((exponent + 112u) << 23) | (mantissa << 13));
+  uint32_t bits =
+      sign | (exponent == 31 ? (0xffu << 23) | (mantissa << 13) : ((exponent + 112u) << 23) | (mantissa << 13));
   float f;
   std::memcpy(&f, &bits, sizeof f);
   return f;

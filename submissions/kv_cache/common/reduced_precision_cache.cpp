@@ -103,7 +103,8 @@ class ReducedPrecisionCache final : public kv_abi::Cache {
     }
     Sequence& s = it->second;
     int64_t& held = s.tokens[static_cast<size_t>(layer)];
-    if (held + n > c_.max_tokens) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "append: the sequence would pass max_tokens");
+    if (held + n > c_.max_tokens)
+      return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "append: the sequence would pass max_tokens");
     const int64_t blocks_needed = (held + n + kBlockTokens - 1) / kBlockTokens;
     const auto owned = static_cast<int64_t>(s.blocks.size());
     if (blocks_needed > owned) {
@@ -138,14 +139,16 @@ class ReducedPrecisionCache final : public kv_abi::Cache {
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
 #endif
     std::vector<float> key(static_cast<size_t>(d)), value(static_cast<size_t>(d));
-    std::vector<float> acc(static_cast<size_t>(group * d)), max(static_cast<size_t>(group)), sum(static_cast<size_t>(group));
+    std::vector<float> acc(static_cast<size_t>(group * d)), max(static_cast<size_t>(group)),
+        sum(static_cast<size_t>(group));
     int64_t row = 0;
     for (int32_t b = 0; b < batch; ++b) {
       const auto it = sequences_.find(sequences[b]);
       if (it == sequences_.end()) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "attend: sequence not live");
       const Sequence& s = it->second;
       const int64_t tokens = s.tokens[static_cast<size_t>(layer)];
-      if (query_lengths[b] > tokens) return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "attend: more queries than tokens");
+      if (query_lengths[b] > tokens)
+        return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, "attend: more queries than tokens");
       for (int64_t i = 0; i < query_lengths[b]; ++i, ++row) {
         const int64_t visible = tokens - query_lengths[b] + i + 1;
         for (int64_t g = 0; g < c_.kv_heads; ++g) {

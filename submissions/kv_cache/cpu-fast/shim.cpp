@@ -12,12 +12,9 @@ using kvcache::cpu::PagedCache;
 
 harness_status to_status(BlockTable::Status status, const std::string& why) {
   switch (status) {
-    case BlockTable::Status::ok:
-      return HARNESS_STATUS_OK;
-    case BlockTable::Status::out_of_memory:
-      return kv_abi::fail(HARNESS_STATUS_OUT_OF_MEMORY, why);
-    case BlockTable::Status::invalid:
-      break;
+    case BlockTable::Status::ok: return HARNESS_STATUS_OK;
+    case BlockTable::Status::out_of_memory: return kv_abi::fail(HARNESS_STATUS_OUT_OF_MEMORY, why);
+    case BlockTable::Status::invalid: break;
   }
   return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, why);
 }
@@ -55,7 +52,7 @@ class Cache final : public kv_abi::Cache {
 
 harness_status create(const kv_cache_config& c, std::unique_ptr<kv_abi::Cache>* cache) {
   const kvcache::cpu::CacheConfig config{c.layers,        c.query_heads, c.kv_heads,     c.head_dim,
-                                          c.max_sequences, c.max_tokens,  c.memory_budget};
+                                         c.max_sequences, c.max_tokens,  c.memory_budget};
   cache->reset(new Cache(config));
   return HARNESS_STATUS_OK;
 }

@@ -29,8 +29,7 @@ class NaiveCache final : public kv_abi::Cache {
 
   int64_t slot_bytes() const { return int64_t{c_.layers} * 2 * plane_ * static_cast<int64_t>(sizeof(float)); }
 
-  harness_status append(int32_t layer, int64_t sequence, int64_t n, const float* k, const float* v,
-                        void*) override {
+  harness_status append(int32_t layer, int64_t sequence, int64_t n, const float* k, const float* v, void*) override {
     auto it = slots_.find(sequence);
     if (it == slots_.end()) {
       const harness_status admitted = kv_abi::check_new_slot(layer, slots_.size(), slot_bytes(), c_);

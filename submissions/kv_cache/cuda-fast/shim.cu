@@ -20,16 +20,11 @@ constexpr int32_t kAbiFormat = KV_CACHE_FORMAT_FP32;
 
 harness_status to_status(kc::Status status, const std::string& why) {
   switch (status) {
-    case kc::Status::ok:
-      return HARNESS_STATUS_OK;
-    case kc::Status::out_of_memory:
-      return kv_abi::fail(HARNESS_STATUS_OUT_OF_MEMORY, why);
-    case kc::Status::invalid:
-      return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, why);
-    case kc::Status::unsupported:
-      return kv_abi::fail(HARNESS_STATUS_UNSUPPORTED, why);
-    case kc::Status::cuda_error:
-      break;
+    case kc::Status::ok: return HARNESS_STATUS_OK;
+    case kc::Status::out_of_memory: return kv_abi::fail(HARNESS_STATUS_OUT_OF_MEMORY, why);
+    case kc::Status::invalid: return kv_abi::fail(HARNESS_STATUS_INVALID_ARGUMENT, why);
+    case kc::Status::unsupported: return kv_abi::fail(HARNESS_STATUS_UNSUPPORTED, why);
+    case kc::Status::cuda_error: break;
   }
   return kv_abi::fail(HARNESS_STATUS_ERROR, why);
 }
@@ -47,9 +42,8 @@ class Cache final : public kv_abi::Cache {
   harness_status attend(int32_t layer, int32_t batch, const int64_t* sequences, const int32_t* query_lengths,
                         const float* q, float* out, void* stream) override {
     std::string why;
-    return to_status(cache_->attend(layer, batch, sequences, query_lengths, q, out,
-                                    static_cast<cudaStream_t>(stream), &why),
-                     why);
+    return to_status(
+        cache_->attend(layer, batch, sequences, query_lengths, q, out, static_cast<cudaStream_t>(stream), &why), why);
   }
 
   harness_status release(int64_t sequence) override {

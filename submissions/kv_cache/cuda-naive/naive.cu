@@ -173,7 +173,7 @@ class NaiveCache final : public kv_abi::Cache {
 
  private:
   struct Slot {
-    float* data = nullptr;         // device [layers, 2, max_tokens, kv_heads, head_dim]
+    float* data = nullptr;        // device [layers, 2, max_tokens, kv_heads, head_dim]
     std::vector<int64_t> tokens;  // [layers]
   };
 

@@ -17,9 +17,9 @@
 #include <cmath>
 #include <cstring>
 #include <map>
-#include <tuple>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -43,10 +43,10 @@ class MutableCache final : public kv_abi::Cache {
 #else
         max_blocks_(std::min<int64_t>(c.memory_budget / block_bytes_, int64_t{1} << 30)),
 #endif
-        slice_bytes_(block_bytes_ / c.layers) {}
+        slice_bytes_(block_bytes_ / c.layers) {
+  }
 
-  harness_status append(int32_t layer, int64_t sequence, int64_t n, const float* k, const float* v,
-                        void*) override {
+  harness_status append(int32_t layer, int64_t sequence, int64_t n, const float* k, const float* v, void*) override {
     auto it = sequences_.find(sequence);
     if (it == sequences_.end()) {
 #ifdef MUTANT_SLOTS_NEVER_REUSED
@@ -117,8 +117,8 @@ class MutableCache final : public kv_abi::Cache {
         std::copy(k + t * row_, k + (t + 1) * row_, kd);
         std::copy(v + t * row_, v + (t + 1) * row_, kd + kBlock * row_);
       }
-      filled_[static_cast<size_t>(id)] = std::max<int32_t>(filled_[static_cast<size_t>(id)],
-                                                           static_cast<int32_t>(pos % kBlock + 1));
+      filled_[static_cast<size_t>(id)] =
+          std::max<int32_t>(filled_[static_cast<size_t>(id)], static_cast<int32_t>(pos % kBlock + 1));
     }
     s.tokens[static_cast<size_t>(layer)] = held + n;
     ++changes_;
@@ -153,7 +153,8 @@ class MutableCache final : public kv_abi::Cache {
       double bytes = 0;
       for (int32_t b = 0; b < batch; ++b) {
         const auto it = sequences_.find(sequences[b]);
-        if (it != sequences_.end()) bytes += 8.0 * static_cast<double>(it->second.tokens[static_cast<size_t>(layer)] * row_);
+        if (it != sequences_.end())
+          bytes += 8.0 * static_cast<double>(it->second.tokens[static_cast<size_t>(layer)] * row_);
       }
       const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(bytes / 8.0));
       while (std::chrono::steady_clock::now() < until) {
@@ -284,8 +285,8 @@ class MutableCache final : public kv_abi::Cache {
 #endif
 
   // out[row, h] for the query at position pos of a sequence holding `tokens` tokens.
-  void attend_row(const Sequence& s, int32_t layer, int64_t tokens, int64_t pos, int64_t h, const float* q,
-                  float* out, int64_t row) const {
+  void attend_row(const Sequence& s, int32_t layer, int64_t tokens, int64_t pos, int64_t h, const float* q, float* out,
+                  int64_t row) const {
     const int64_t d = c_.head_dim;
 #ifdef MUTANT_GQA_HEAD_MAPPING
     const int64_t kvh = h % c_.kv_heads;  // Bug: heads dealt round-robin instead of in groups.
@@ -360,14 +361,14 @@ class MutableCache final : public kv_abi::Cache {
   int64_t row_, block_elems_, block_bytes_, max_blocks_, slice_bytes_;
   int64_t slices_charged_ = 0;    // MUTANT_BUDGET_PER_LAYER: layer slices of blocks charged
   int64_t slots_handed_out_ = 0;  // sequences ever started
-  std::vector<float> pool_;      // [blocks, layers, 2, kBlock, kv_heads, head_dim]
-  std::vector<int32_t> filled_;  // [blocks] positions written
-  std::vector<int32_t> free_;    // a stack: the last block released is the first reused
-  int64_t fresh_ = 0;            // blocks [0, fresh_) exist in pool_
-  int64_t leaked_ = 0;           // EXPLOIT_HIDDEN_LEAK only: blocks lost, reported free
-  int64_t lost_ = 0;             // MUTANT_FREE_LIST_LOSES_REUSED only: blocks dropped, counted nowhere
-  std::vector<int32_t> reuses_;  // [blocks] times handed out again from the free list
-  int64_t changes_ = 0;          // appends and releases so far
+  std::vector<float> pool_;       // [blocks, layers, 2, kBlock, kv_heads, head_dim]
+  std::vector<int32_t> filled_;   // [blocks] positions written
+  std::vector<int32_t> free_;     // a stack: the last block released is the first reused
+  int64_t fresh_ = 0;             // blocks [0, fresh_) exist in pool_
+  int64_t leaked_ = 0;            // EXPLOIT_HIDDEN_LEAK only: blocks lost, reported free
+  int64_t lost_ = 0;              // MUTANT_FREE_LIST_LOSES_REUSED only: blocks dropped, counted nowhere
+  std::vector<int32_t> reuses_;   // [blocks] times handed out again from the free list
+  int64_t changes_ = 0;           // appends and releases so far
 #if defined(EXPLOIT_REPLAY_ATTEND) || defined(EXPLOIT_REPLAY_SPIN)
   std::map<std::tuple<int32_t, const float*, float*, int64_t>, std::vector<float>> replays_;
 #endif

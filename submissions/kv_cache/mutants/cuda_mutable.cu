@@ -286,7 +286,8 @@ harness_status create(const kv_cache_config& c, std::unique_ptr<kv_abi::Cache>* 
   const cudaError_t info = cudaMemGetInfo(&free_bytes, &total_bytes);
   if (info != cudaSuccess) return cuda_fail("cudaMemGetInfo", info);
   const int64_t needed = c.max_sequences * ((c.max_tokens + kBlock - 1) / kBlock);
-  const int64_t blocks = std::min({c.memory_budget / block_bytes, needed, static_cast<int64_t>(free_bytes / 2) / block_bytes});
+  const int64_t blocks =
+      std::min({c.memory_budget / block_bytes, needed, static_cast<int64_t>(free_bytes / 2) / block_bytes});
   std::unique_ptr<MutableCache> made(new MutableCache(c, blocks));
   const cudaError_t err = made->allocate();
   if (err != cudaSuccess) return cuda_fail("allocating the pool", err);

@@ -24,14 +24,12 @@
 
 namespace {
 
-int64_t saved_bytes(int64_t rows, int64_t dim) {
-  return static_cast<int64_t>(sizeof(float)) * (rows * dim + rows);
-}
+int64_t saved_bytes(int64_t rows, int64_t dim) { return static_cast<int64_t>(sizeof(float)) * (rows * dim + rows); }
 
-harness_status forward(const float* x, const float* gamma, const float* beta, int64_t rows, int64_t dim,
-                       float eps, float* y, void* saved, void* /*stream*/) {
+harness_status forward(const float* x, const float* gamma, const float* beta, int64_t rows, int64_t dim, float eps,
+                       float* y, void* saved, void* /*stream*/) {
   float* xhat = static_cast<float*>(saved);  // [rows, dim]
-  float* rstd = xhat + rows * dim;            // [rows]
+  float* rstd = xhat + rows * dim;           // [rows]
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * dim;
     double sum = 0.0;
@@ -74,8 +72,7 @@ harness_status backward(const float* dy, const float* /*x*/, const float* gamma,
     }
     const float mean_g = static_cast<float>(sum_g / static_cast<double>(dim));
     const float mean_gx = static_cast<float>(sum_gx / static_cast<double>(dim));
-    for (int64_t j = 0; j < dim; ++j)
-      dx[r * dim + j] = rstd[r] * (g[j] - mean_g - xhat[r * dim + j] * mean_gx);
+    for (int64_t j = 0; j < dim; ++j) dx[r * dim + j] = rstd[r] * (g[j] - mean_g - xhat[r * dim + j] * mean_gx);
   }
   return HARNESS_STATUS_OK;
 }

@@ -34,8 +34,8 @@ harness_status backward(const float* dy, const float* x, const float* gamma, con
   lc::DeviceLimits limits;
   err = layernorm_abi::device_attribute(device, cudaDevAttrMultiProcessorCount, &limits.sm_count);
   if (err == cudaSuccess)
-    err = layernorm_abi::device_attribute(device, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                          &limits.max_shared_per_block);
+    err =
+        layernorm_abi::device_attribute(device, cudaDevAttrMaxSharedMemoryPerBlockOptin, &limits.max_shared_per_block);
   if (err != cudaSuccess) return cuda_fail("cudaDeviceGetAttribute", err);
   const bool aligned = dim % 4 == 0 && layernorm_abi::aligned16({dy, x, gamma, dx});
   lc::Plan plan;
@@ -44,8 +44,8 @@ harness_status backward(const float* dy, const float* x, const float* gamma, con
   void* workspace = nullptr;
   err = layernorm_abi::device_workspace().get(device, plan.workspace_bytes, &workspace);
   if (err != cudaSuccess) return cuda_fail("workspace allocation", err);
-  err = lc::backward(plan, dy, x, gamma, static_cast<const RowStats*>(saved), rows, dim, dx, dgamma, dbeta,
-                     workspace, static_cast<cudaStream_t>(stream));
+  err = lc::backward(plan, dy, x, gamma, static_cast<const RowStats*>(saved), rows, dim, dx, dgamma, dbeta, workspace,
+                     static_cast<cudaStream_t>(stream));
   if (err != cudaSuccess) return cuda_fail("layernorm backward launch", err);
   return HARNESS_STATUS_OK;
 }

@@ -138,8 +138,8 @@ harness_status forward(const float* x, const float* gamma, const float* beta, in
   if ((status = launched("row_mean_kernel")) != HARNESS_STATUS_OK) return status;
   row_rstd_kernel<<<grid, kThreads, 0, stream>>>(x, dim, eps, mean, rstd);
   if ((status = launched("row_rstd_kernel")) != HARNESS_STATUS_OK) return status;
-  normalise_kernel<<<elementwise_blocks(rows * dim), kThreads, 0, stream>>>(x, gamma, beta, rows, dim, mean, rstd,
-                                                                            xhat, y);
+  normalise_kernel<<<elementwise_blocks(rows * dim), kThreads, 0, stream>>>(x, gamma, beta, rows, dim, mean, rstd, xhat,
+                                                                            y);
   return launched("normalise_kernel");
 }
 

@@ -31,7 +31,8 @@ namespace {
 
 constexpr int64_t kBlockRows = 64;
 
-#if defined(EXPLOIT_HIDDEN_XHAT_SHARED) || defined(EXPLOIT_HIDDEN_XHAT_MEMFD_FILE) || defined(EXPLOIT_HIDDEN_XHAT_TENSOR_FILE)
+#if defined(EXPLOIT_HIDDEN_XHAT_SHARED) || defined(EXPLOIT_HIDDEN_XHAT_MEMFD_FILE) || \
+    defined(EXPLOIT_HIDDEN_XHAT_TENSOR_FILE)
 // Bytes kept out of the heap: see the forward.
 class HiddenStore {
  public:
@@ -44,7 +45,8 @@ class HiddenStore {
     for (int fd = 3; fd < 1024 && fd_ < 0; ++fd) {
       char link[64], target[256] = {};
       std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-      if (::readlink(link, target, sizeof target - 1) <= 0 || std::strncmp(target, "/memfd:harness-buffer", 21) != 0) continue;
+      if (::readlink(link, target, sizeof target - 1) <= 0 || std::strncmp(target, "/memfd:harness-buffer", 21) != 0)
+        continue;
       struct stat file {};
       if (::fstat(fd, &file) != 0 || ::ftruncate(fd, file.st_size + static_cast<off_t>(bytes)) != 0) continue;
       fd_ = ::dup(fd);
@@ -69,7 +71,8 @@ class HiddenStore {
     if (mapped_) {
       std::memcpy(mapped_ + offset, data, size);
     } else if (fd_ >= 0) {
-      if (::pwrite(fd_, data, size, offset_ + static_cast<off_t>(offset)) != static_cast<ssize_t>(size)) heap_.resize(bytes_);
+      if (::pwrite(fd_, data, size, offset_ + static_cast<off_t>(offset)) != static_cast<ssize_t>(size))
+        heap_.resize(bytes_);
     } else {
       std::memcpy(heap_.data() + offset, data, size);
     }
@@ -184,8 +187,8 @@ std::vector<Saved> last_forward_state;
 
 int64_t saved_bytes(int64_t rows, int64_t /*dim*/) { return rows * kDeclaredBytesPerRow; }
 
-harness_status forward(const float* x, const float* gamma, const float* beta, int64_t rows, int64_t dim,
-                       float eps, float* y, void* saved, void* /*stream*/) {
+harness_status forward(const float* x, const float* gamma, const float* beta, int64_t rows, int64_t dim, float eps,
+                       float* y, void* saved, void* /*stream*/) {
 #ifdef EXPLOIT_CLOCK_PATCH
   // Attack: the worker's clock slowed tenfold from the first forward on, so
   // every call it times looks ten times faster.
@@ -234,7 +237,8 @@ harness_status forward(const float* x, const float* gamma, const float* beta, in
     }
   }
 #endif
-#if defined(EXPLOIT_HIDDEN_XHAT_SHARED) || defined(EXPLOIT_HIDDEN_XHAT_MEMFD_FILE) || defined(EXPLOIT_HIDDEN_XHAT_TENSOR_FILE)
+#if defined(EXPLOIT_HIDDEN_XHAT_SHARED) || defined(EXPLOIT_HIDDEN_XHAT_MEMFD_FILE) || \
+    defined(EXPLOIT_HIDDEN_XHAT_TENSOR_FILE)
   // Attack: the same hidden xhat, kept where anonymous resident memory does
   // not show it: in shared memory (EXPLOIT_HIDDEN_XHAT_SHARED: a memory
   // file mapped shared, or a shared anonymous mapping where no memory file
@@ -248,7 +252,8 @@ harness_status forward(const float* x, const float* gamma, const float* beta, in
   HiddenStore& store = hidden[x];
   store.resize(bytes);
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t j = 0; j < dim; ++j) row[static_cast<size_t>(j)] = ((x[r * dim + j] - x[r * dim]) - state[r].shifted_mean) * state[r].rstd;
+    for (int64_t j = 0; j < dim; ++j)
+      row[static_cast<size_t>(j)] = ((x[r * dim + j] - x[r * dim]) - state[r].shifted_mean) * state[r].rstd;
     store.write(static_cast<size_t>(r * dim) * sizeof(float), row.data(), row.size() * sizeof(float));
   }
 #endif
@@ -257,8 +262,8 @@ harness_status forward(const float* x, const float* gamma, const float* beta, in
 
 // dx of one row; adds its dgamma/dbeta contributions to the block's partials.
 // g = dy * gamma is kept in a scratch row between the two passes.
-void row_backward(const float* dy, const float* x, const float* gamma, int64_t dim, const Saved& s, float* dx,
-                  float* g, float* part_dgamma, float* part_dbeta) {
+void row_backward(const float* dy, const float* x, const float* gamma, int64_t dim, const Saved& s, float* dx, float* g,
+                  float* part_dgamma, float* part_dbeta) {
   double sum_g = 0.0, sum_gx = 0.0;
   for (int64_t j = 0; j < dim; ++j) {
     const float xhat = ((x[j] - x[0]) - s.shifted_mean) * s.rstd;

@@ -39,8 +39,8 @@ __device__ T block_sum(T v, T* shared) {
   return total;
 }
 
-__global__ void forward_kernel(const float* x, const float* gamma, const float* beta, int64_t dim, float eps,
-                               float* y, Saved* saved) {
+__global__ void forward_kernel(const float* x, const float* gamma, const float* beta, int64_t dim, float eps, float* y,
+                               Saved* saved) {
   const int64_t row = blockIdx.x;
   const float* xr = x + row * dim;
   const float k = xr[0];
@@ -81,9 +81,8 @@ __global__ void forward_kernel(const float* x, const float* gamma, const float* 
 
 // acc: [2, dim], this block's partial row (or, in the racy variant, dgamma
 // and dbeta themselves).
-__global__ void backward_kernel(const float* dy, const float* x, const float* gamma, const Saved* saved,
-                                int64_t rows, int64_t dim, float* dx, float* partials, float* dgamma,
-                                float* dbeta) {
+__global__ void backward_kernel(const float* dy, const float* x, const float* gamma, const Saved* saved, int64_t rows,
+                                int64_t dim, float* dx, float* partials, float* dgamma, float* dbeta) {
   __shared__ float shared[kThreads / 32];
 #ifdef MUTANT_DGAMMA_RACE
   // Bug: every block adds into dgamma/dbeta directly with a plain +=, as if
@@ -213,8 +212,8 @@ harness_status backward(const float* dy, const float* x, const float* gamma, con
   cudaError_t err = cudaGetDevice(&device);
   void* partials = nullptr;
   if (err == cudaSuccess)
-    err = layernorm_abi::device_workspace().get(device, static_cast<size_t>(blocks * 2 * dim) * sizeof(float),
-                                                &partials);
+    err =
+        layernorm_abi::device_workspace().get(device, static_cast<size_t>(blocks * 2 * dim) * sizeof(float), &partials);
   if (err != cudaSuccess) return layernorm_abi::cuda_fail("workspace allocation", err);
 #ifdef MUTANT_DGAMMA_RACE
   err = cudaMemsetAsync(dgamma, 0, static_cast<size_t>(dim) * sizeof(float), stream);

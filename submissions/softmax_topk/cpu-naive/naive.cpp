@@ -17,8 +17,7 @@
 
 namespace {
 
-void naive_softmax_topk(const float* logits, int64_t rows, int64_t vocab, int64_t k,
-                        float* probs, int32_t* indices) {
+void naive_softmax_topk(const float* logits, int64_t rows, int64_t vocab, int64_t k, float* probs, int32_t* indices) {
   std::vector<float> softmax(static_cast<size_t>(rows * vocab));  // [rows, vocab]
   for (int64_t r = 0; r < rows; ++r) {
     const float* x = logits + r * vocab;

@@ -6,8 +6,8 @@
 
 namespace {
 
-harness_status run(const float* logits, int64_t rows, int64_t vocab, int64_t k, float* probs,
-                   int32_t* indices, void* stream) {
+harness_status run(const float* logits, int64_t rows, int64_t vocab, int64_t k, float* probs, int32_t* indices,
+                   void* stream) {
   using softmax_topk_abi::cuda_fail;
   const char* why = "";
   if (!softmax_topk::cuda::supported(rows, vocab, k, &why))

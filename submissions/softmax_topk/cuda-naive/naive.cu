@@ -54,8 +54,7 @@ struct KeyMaxOp {
   __device__ Key operator()(Key a, Key b) const { return a > b ? a : b; }
 };
 
-__global__ void row_max_kernel(const float* __restrict__ logits, int64_t vocab,
-                               float* __restrict__ row_max) {
+__global__ void row_max_kernel(const float* __restrict__ logits, int64_t vocab, float* __restrict__ row_max) {
   __shared__ float scratch[kThreads / 32];
   const float* x = logits + blockIdx.x * vocab;
   float m = -INFINITY;
@@ -64,8 +63,8 @@ __global__ void row_max_kernel(const float* __restrict__ logits, int64_t vocab,
   if (threadIdx.x == 0) row_max[blockIdx.x] = m;
 }
 
-__global__ void row_sum_kernel(const float* __restrict__ logits, int64_t vocab,
-                               const float* __restrict__ row_max, float* __restrict__ row_sum) {
+__global__ void row_sum_kernel(const float* __restrict__ logits, int64_t vocab, const float* __restrict__ row_max,
+                               float* __restrict__ row_sum) {
   __shared__ float scratch[kThreads / 32];
   const float* x = logits + blockIdx.x * vocab;
   const float m = row_max[blockIdx.x];  // finite: a row is never all -inf
@@ -77,8 +76,8 @@ __global__ void row_sum_kernel(const float* __restrict__ logits, int64_t vocab,
 
 // softmax [rows, vocab]
 __global__ void normalise_kernel(const float* __restrict__ logits, int64_t rows, int64_t vocab,
-                                 const float* __restrict__ row_max,
-                                 const float* __restrict__ row_sum, float* __restrict__ softmax) {
+                                 const float* __restrict__ row_max, const float* __restrict__ row_sum,
+                                 float* __restrict__ softmax) {
   const int64_t n = rows * vocab;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -87,9 +86,8 @@ __global__ void normalise_kernel(const float* __restrict__ logits, int64_t rows,
   }
 }
 
-__global__ void select_kernel(const float* __restrict__ logits, const float* __restrict__ softmax,
-                              int64_t vocab, int k, float* __restrict__ probs,
-                              int32_t* __restrict__ indices) {
+__global__ void select_kernel(const float* __restrict__ logits, const float* __restrict__ softmax, int64_t vocab, int k,
+                              float* __restrict__ probs, int32_t* __restrict__ indices) {
   __shared__ Key scratch[kThreads / 32];
   const float* x = logits + blockIdx.x * vocab;
   Key previous = ~Key{0};  // every real key is below it
@@ -112,12 +110,11 @@ __global__ void select_kernel(const float* __restrict__ logits, const float* __r
 
 size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-harness_status run(const float* logits, int64_t rows, int64_t vocab, int64_t k, float* probs,
-                   int32_t* indices, void* stream_handle) {
+harness_status run(const float* logits, int64_t rows, int64_t vocab, int64_t k, float* probs, int32_t* indices,
+                   void* stream_handle) {
   const auto stream = static_cast<cudaStream_t>(stream_handle);
   using softmax_topk_abi::cuda_fail;
-  if (rows > 0x7fffffff)
-    return softmax_topk_abi::fail(HARNESS_STATUS_UNSUPPORTED, "rows above 2^31 - 1");
+  if (rows > 0x7fffffff) return softmax_topk_abi::fail(HARNESS_STATUS_UNSUPPORTED, "rows above 2^31 - 1");
 
   // Workspace: row_max [rows], row_sum [rows], softmax [rows, vocab].
   const size_t stats_bytes = align256(static_cast<size_t>(rows) * sizeof(float));
@@ -126,8 +123,7 @@ harness_status run(const float* logits, int64_t rows, int64_t vocab, int64_t k, 
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return cuda_fail("cudaGetDevice", err);
   void* workspace = nullptr;
-  err = softmax_topk_abi::device_workspace().get(device, 2 * stats_bytes + softmax_bytes,
-                                                 &workspace);
+  err = softmax_topk_abi::device_workspace().get(device, 2 * stats_bytes + softmax_bytes, &workspace);
   if (err != cudaSuccess) return cuda_fail("workspace allocation", err);
   float* row_max = static_cast<float*>(workspace);
   float* row_sum = reinterpret_cast<float*>(static_cast<char*>(workspace) + stats_bytes);
@@ -141,11 +137,9 @@ harness_status run(const float* logits, int64_t rows, int64_t vocab, int64_t k, 
   const int64_t elements = rows * vocab;
   const int64_t wanted = (elements + kThreads - 1) / kThreads;
   const unsigned grid_elements = static_cast<unsigned>(wanted < 65536 ? wanted : 65536);
-  normalise_kernel<<<grid_elements, kThreads, 0, stream>>>(logits, rows, vocab, row_max, row_sum,
-                                                           softmax);
+  normalise_kernel<<<grid_elements, kThreads, 0, stream>>>(logits, rows, vocab, row_max, row_sum, softmax);
   if ((err = cudaGetLastError()) != cudaSuccess) return cuda_fail("normalise_kernel", err);
-  select_kernel<<<grid_rows, kThreads, 0, stream>>>(logits, softmax, vocab, static_cast<int>(k),
-                                                    probs, indices);
+  select_kernel<<<grid_rows, kThreads, 0, stream>>>(logits, softmax, vocab, static_cast<int>(k), probs, indices);
   if ((err = cudaGetLastError()) != cudaSuccess) return cuda_fail("select_kernel", err);
   return HARNESS_STATUS_OK;
 }

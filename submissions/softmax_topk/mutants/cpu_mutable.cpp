@@ -27,9 +27,7 @@ struct Cand {
   int32_t index;
 };
 
-bool better(const Cand& a, const Cand& b) {
-  return a.value > b.value || (a.value == b.value && a.index < b.index);
-}
+bool better(const Cand& a, const Cand& b) { return a.value > b.value || (a.value == b.value && a.index < b.index); }
 
 float row_max(const float* x, int64_t vocab) {
 #ifdef MUTANT_MAX_FROM_FIRST_TILE
@@ -163,21 +161,18 @@ std::vector<Cand> merge_lists(const std::vector<std::vector<Cand>>& lists, int64
   for (const auto& list : lists) longest = std::max(longest, list.size());
   for (size_t rank = 0; rank < longest; ++rank)
     for (const auto& list : lists)
-      if (rank < list.size() && static_cast<int64_t>(merged.size()) < k)
-        merged.push_back(list[rank]);
+      if (rank < list.size() && static_cast<int64_t>(merged.size()) < k) merged.push_back(list[rank]);
   std::sort(merged.begin(), merged.end(), better);
 #else
   for (const auto& list : lists) merged.insert(merged.end(), list.begin(), list.end());
   const size_t take = std::min(static_cast<size_t>(k), merged.size());
-  std::partial_sort(merged.begin(), merged.begin() + static_cast<ptrdiff_t>(take), merged.end(),
-                    better);
+  std::partial_sort(merged.begin(), merged.begin() + static_cast<ptrdiff_t>(take), merged.end(), better);
 #endif
   merged.resize(static_cast<size_t>(k), Cand{-INFINITY, 0});
   return merged;
 }
 
-void row_softmax_topk(const float* x, int64_t vocab, int64_t k, float m, float* exps,
-                      float* dst_p, int32_t* dst_i) {
+void row_softmax_topk(const float* x, int64_t vocab, int64_t k, float m, float* exps, float* dst_p, int32_t* dst_i) {
 #ifdef MUTANT_LOGITS_IN_PLACE
   // Bug: the row is shifted by its max in the caller's buffer (const cast
   // away) to save a temporary; the answer is right, the input is destroyed.
@@ -263,8 +258,7 @@ float* large_row_scratch = nullptr;
 
 namespace {
 
-void softmax_topk_tiles(const float* logits, int64_t rows, int64_t vocab, int64_t k,
-                        float* probs, int32_t* indices) {
+void softmax_topk_tiles(const float* logits, int64_t rows, int64_t vocab, int64_t k, float* probs, int32_t* indices) {
 #ifdef MUTANT_ROWS_CAPPED_65536
   // Bug: rows are dealt out as a CUDA grid's y dimension would be, which the
   // author capped at 65536 "because no batch is larger": rows past it are
@@ -297,8 +291,7 @@ void softmax_topk_tiles(const float* logits, int64_t rows, int64_t vocab, int64_
     float maxima[kTileRows];
     for (int64_t t = 0; t < n; ++t) maxima[t] = row_max(src[t], vocab);
     for (int64_t t = 0; t < n; ++t)
-      row_softmax_topk(src[t], vocab, k, maxima[t], exps, probs + (r0 + t) * k,
-                       indices + (r0 + t) * k);
+      row_softmax_topk(src[t], vocab, k, maxima[t], exps, probs + (r0 + t) * k, indices + (r0 + t) * k);
   }
 }
 

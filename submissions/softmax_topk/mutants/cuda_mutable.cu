@@ -40,9 +40,7 @@ __device__ float key_value(Key key) {
   return __uint_as_float((ordered & 0x80000000u) ? (ordered & 0x7fffffffu) : ~ordered);
 }
 
-__device__ int32_t key_column(Key key) {
-  return static_cast<int32_t>(~static_cast<uint32_t>(key & 0xffffffffull));
-}
+__device__ int32_t key_column(Key key) { return static_cast<int32_t>(~static_cast<uint32_t>(key & 0xffffffffull)); }
 
 #ifdef MUTANT_NO_MAX_SUBTRACTION
 constexpr float kInitialMax = 0.0f;  // the "max" stays 0: exp(x - 0)
@@ -86,8 +84,8 @@ __device__ void insert(Key* list, int& len, int k, Key key) {
 }
 
 __global__ void __launch_bounds__(kThreads)
-    softmax_topk_rows(const float* __restrict__ logits, int64_t rows, int64_t vocab, int k,
-                      float* __restrict__ probs, int32_t* __restrict__ indices) {
+    softmax_topk_rows(const float* __restrict__ logits, int64_t rows, int64_t vocab, int k, float* __restrict__ probs,
+                      int32_t* __restrict__ indices) {
   __shared__ Key lists[kRowsPerBlock][kMaxK][32];
   __shared__ float staged_probs[kRowsPerBlock][kMaxK];
   __shared__ int32_t staged_indices[kRowsPerBlock][kMaxK];
@@ -111,8 +109,7 @@ __global__ void __launch_bounds__(kThreads)
     fold(value, m, s);
     insert(list, len, k, make_key(value, column));
   };
-  const int64_t to_aligned =
-      static_cast<int64_t>(((16u - (reinterpret_cast<uintptr_t>(x) & 15u)) & 15u) / 4u);
+  const int64_t to_aligned = static_cast<int64_t>(((16u - (reinterpret_cast<uintptr_t>(x) & 15u)) & 15u) / 4u);
   const int64_t head = to_aligned < vocab ? to_aligned : vocab;
   const int64_t n_vec = (vocab - head) / 4;
   const int64_t tail_begin = head + 4 * n_vec;
@@ -182,15 +179,14 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-harness_status run(const float* logits, int64_t rows, int64_t vocab, int64_t k, float* probs,
-                   int32_t* indices, void* stream_handle) {
+harness_status run(const float* logits, int64_t rows, int64_t vocab, int64_t k, float* probs, int32_t* indices,
+                   void* stream_handle) {
   const auto stream = static_cast<cudaStream_t>(stream_handle);
   if (k > kMaxK) return softmax_topk_abi::fail(HARNESS_STATUS_UNSUPPORTED, "k above 64");
   const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  if (blocks > 0x7fffffff)
-    return softmax_topk_abi::fail(HARNESS_STATUS_UNSUPPORTED, "too many rows for one grid");
-  softmax_topk_rows<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-      logits, rows, vocab, static_cast<int>(k), probs, indices);
+  if (blocks > 0x7fffffff) return softmax_topk_abi::fail(HARNESS_STATUS_UNSUPPORTED, "too many rows for one grid");
+  softmax_topk_rows<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(logits, rows, vocab, static_cast<int>(k),
+                                                                            probs, indices);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return softmax_topk_abi::cuda_fail("softmax_topk_rows", err);
   return HARNESS_STATUS_OK;

@@ -107,8 +107,8 @@ void BM_DecodeNaive(benchmark::State& state) {
     }
   size_t next = 0;
   for (auto _ : state) {
-    if (kv_cache_attend(cache, 0, d.batch, d.sequences.data(), d.query_lengths.data(), d.q[next].data(),
-                        d.out.data(), nullptr) != HARNESS_STATUS_OK) {
+    if (kv_cache_attend(cache, 0, d.batch, d.sequences.data(), d.query_lengths.data(), d.q[next].data(), d.out.data(),
+                        nullptr) != HARNESS_STATUS_OK) {
       state.SkipWithError(kv_cache_last_error());
       break;
     }

@@ -48,8 +48,7 @@ struct Naive {
   }
   static bool backward(const float* dy, const float* x, const float* gamma, const void* saved, int64_t rows,
                        int64_t dim, float* dx, float* dgamma, float* dbeta) {
-    return layernorm_backward(dy, x, gamma, saved, rows, dim, 1e-5f, dx, dgamma, dbeta, nullptr) ==
-           HARNESS_STATUS_OK;
+    return layernorm_backward(dy, x, gamma, saved, rows, dim, 1e-5f, dx, dgamma, dbeta, nullptr) == HARNESS_STATUS_OK;
   }
 };
 
@@ -124,7 +123,8 @@ void time_calls(benchmark::State& state, int64_t per_element, int64_t per_column
 template <class Impl>
 void BM_LayernormForward(benchmark::State& state) {
   time_calls<Impl>(state, 8, 8, [](Problem<Impl>& p, size_t set) {
-    return Impl::forward(p.x[set].data(), p.gamma.data(), p.beta.data(), p.rows, p.dim, p.out.data(), p.saved[set].data());
+    return Impl::forward(p.x[set].data(), p.gamma.data(), p.beta.data(), p.rows, p.dim, p.out.data(),
+                         p.saved[set].data());
   });
 }
 

@@ -49,8 +49,8 @@ void BM_SoftmaxTopkFast(benchmark::State& state) {
   Inputs in(state.range(0), state.range(1), state.range(2));
   size_t next = 0;
   for (auto _ : state) {
-    softmax_topk::cpu::softmax_topk(in.logits[next].data(), in.rows, in.vocab, in.k,
-                                    in.probs.data(), in.indices.data());
+    softmax_topk::cpu::softmax_topk(in.logits[next].data(), in.rows, in.vocab, in.k, in.probs.data(),
+                                    in.indices.data());
     benchmark::DoNotOptimize(in.probs.data());
     benchmark::ClobberMemory();
     next = (next + 1) % in.logits.size();
@@ -63,8 +63,7 @@ void BM_SoftmaxTopkNaive(benchmark::State& state) {
   size_t next = 0;
   for (auto _ : state) {
     const harness_status status =
-        softmax_topk_run(in.logits[next].data(), in.rows, in.vocab, in.k, in.probs.data(),
-                         in.indices.data(), nullptr);
+        softmax_topk_run(in.logits[next].data(), in.rows, in.vocab, in.k, in.probs.data(), in.indices.data(), nullptr);
     if (status != HARNESS_STATUS_OK) {
       state.SkipWithError(softmax_topk_last_error());
       break;
