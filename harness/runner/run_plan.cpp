@@ -154,10 +154,10 @@ void check_submission_names(const RunSelection& s, const Catalog& catalog,
   }
 }
 
-}  // namespace
-
-RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vector<DeviceInfo>& all_devices) {
-  RunPlan plan;
+// The devices a selection runs on; a device it names that is missing is an
+// error, one it does not name is noted.
+std::vector<const DeviceInfo*> selected_devices(const RunSelection& s, const std::vector<DeviceInfo>& all_devices,
+                                                std::vector<std::string>& notes) {
   if (s.device != "cpu" && s.device != "cuda" && s.device != "all") {
     throw UsageError(fmt::format("--device '{}': expected cpu, cuda or all", s.device));
   }
@@ -169,23 +169,102 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
       if (s.judge_without_device) {
         // A CPU-only CI machine still judges what it can of these: whether
         // they build. Their cases are recorded as not run, or build_failed.
-        plan.notes.push_back(fmt::format("no {} device ({}): {} submissions are judged on their build only", d.kind,
-                                         d.unavailable_reason, d.kind));
+        notes.push_back(fmt::format("no {} device ({}): {} submissions are judged on their build only", d.kind,
+                                    d.unavailable_reason, d.kind));
         devices.push_back(&d);
       } else {
-        plan.notes.push_back(fmt::format("{} submissions not run: {}", d.kind, d.unavailable_reason));
+        notes.push_back(fmt::format("{} submissions not run: {}", d.kind, d.unavailable_reason));
       }
       continue;
     }
     devices.push_back(&d);
   }
+  return devices;
+}
 
+PlannedEntry entry_of_record(const Challenge* challenge, const SubmissionRecord& record) {
+  PlannedEntry e;
+  e.challenge = challenge;
+  e.submission = record.info();
+  e.build = record.build;
+  e.library = record.library;
+  e.process_command = record.process_command;
+  e.folder = record.manifest ? record.manifest->folder : "";
+  if (record.manifest) {
+    for (const auto& dir : record.manifest->include_dirs) {
+      e.include_dirs.push_back((std::filesystem::path(record.manifest->folder) / dir).lexically_normal().string());
+    }
+  }
+  return e;
+}
+
+// The built-in controls are candidates like mutants: they run when asked for.
+PlannedEntry entry_of_control(const Challenge* challenge, ControlKind kind) {
+  PlannedEntry e;
+  e.challenge = challenge;
+  e.submission.name = control_name(kind);
+  e.submission.challenge = challenge->name();
+  e.submission.device = "cpu";
+  e.submission.role = "control";
+  e.submission.kind = "control";
+  e.submission.origin = "built into the harness";
+  e.submission.description = control_description(kind);
+  e.submission.expect = Expectation{Suite::correctness, Verdict::wrong_answer, true, {}};
+  e.control = kind;
+  return e;
+}
+
+// The cases a candidate runs in this selection; none when it is not selected.
+std::vector<CaseSpec> cases_of_candidate(const RunSelection& s, const Challenge& challenge,
+                                         const PlannedEntry& candidate, const std::vector<CaseSpec>& cases) {
+  const std::string& name = candidate.submission.name;
+  const bool named = contains(s.submissions, name);
+  if (!s.submissions.empty() && !named) return {};
+  const bool mutant = is_unranked_role(candidate.submission.role);
+  // Mutants run only when asked for, by flag or by name.
+  if (mutant && !s.with_mutants && !s.only_mutants && !named) return {};
+  if (s.only_mutants && !mutant && candidate.submission.role != "reference" && candidate.submission.role != "baseline")
+    return {};
+  if (candidate.submission.expect && !candidate.submission.expect->cases.empty()) {
+    return expected_cases(challenge, candidate.submission, s);
+  }
+  return s.only_mutants ? selftest_cases(challenge.name(), candidate.submission, cases) : cases;
+}
+
+// Deterministic split of the flattened (entry, case) list: every case of the
+// unsharded run lands in exactly one shard.
+void keep_shard(RunPlan& plan, int index, int count) {
+  size_t position = 0;
+  for (PlannedEntry& entry : plan.entries) {
+    std::vector<CaseSpec> kept;
+    for (CaseSpec& c : entry.cases) {
+      if (position++ % static_cast<size_t>(count) == static_cast<size_t>(index - 1)) kept.push_back(std::move(c));
+    }
+    entry.cases = std::move(kept);
+  }
+  plan.entries.erase(
+      std::remove_if(plan.entries.begin(), plan.entries.end(), [](const PlannedEntry& e) { return e.cases.empty(); }),
+      plan.entries.end());
+  // An empty shard would exit 0 having judged nothing, which a CI matrix
+  // would read as a pass: more shards than cases is a mistake to fix.
+  if (plan.entries.empty() && position > 0) {
+    throw UsageError(
+        fmt::format("--shard {}/{}: this shard gets no case: the selection holds {} case{}, so at most {} "
+                    "shard{} can hold any",
+                    index, count, position, position == 1 ? "" : "s", position, position == 1 ? "" : "s"));
+  }
+}
+
+}  // namespace
+
+RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vector<DeviceInfo>& all_devices) {
+  RunPlan plan;
+  const std::vector<const DeviceInfo*> devices = selected_devices(s, all_devices, plan.notes);
   std::vector<const Challenge*> challenges;
   for (const auto& name : s.challenges) challenges.push_back(&find_challenge(name));
   if (challenges.empty()) {
     for (const auto& c : all_challenges()) challenges.push_back(c.get());
   }
-
   std::set<std::string> matched_cases;
   std::vector<std::vector<CaseSpec>> cases_of(challenges.size());
   for (size_t i = 0; i < challenges.size(); ++i) {
@@ -196,59 +275,14 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
   check_submission_names(s, catalog, challenges);
 
   for (size_t i = 0; i < challenges.size(); ++i) {
-    const Challenge* challenge = challenges[i];
-    const std::vector<CaseSpec>& cases = cases_of[i];
-    if (cases.empty()) continue;
-
+    if (cases_of[i].empty()) continue;
     std::vector<PlannedEntry> candidates;
     for (const SubmissionRecord& record : catalog.records()) {
-      if (record.challenge != challenge->name()) continue;
-      PlannedEntry e;
-      e.challenge = challenge;
-      e.submission = record.info();
-      e.build = record.build;
-      e.library = record.library;
-      e.process_command = record.process_command;
-      e.folder = record.manifest ? record.manifest->folder : "";
-      if (record.manifest) {
-        for (const auto& dir : record.manifest->include_dirs) {
-          e.include_dirs.push_back((std::filesystem::path(record.manifest->folder) / dir).lexically_normal().string());
-        }
-      }
-      candidates.push_back(std::move(e));
+      if (record.challenge == challenges[i]->name()) candidates.push_back(entry_of_record(challenges[i], record));
     }
-    {  // The built-in controls are candidates like mutants: they run when asked for.
-      for (ControlKind kind : all_controls()) {
-        PlannedEntry e;
-        e.challenge = challenge;
-        e.submission.name = control_name(kind);
-        e.submission.challenge = challenge->name();
-        e.submission.device = "cpu";
-        e.submission.role = "control";
-        e.submission.kind = "control";
-        e.submission.origin = "built into the harness";
-        e.submission.description = control_description(kind);
-        e.submission.expect = Expectation{Suite::correctness, Verdict::wrong_answer, true, {}};
-        e.control = kind;
-        candidates.push_back(std::move(e));
-      }
-    }
-
-    for (PlannedEntry& candidate : candidates) {
-      const std::string& name = candidate.submission.name;
-      const bool named = contains(s.submissions, name);
-      if (!s.submissions.empty() && !named) continue;
-      const bool mutant = is_unranked_role(candidate.submission.role);
-      // Mutants run only when asked for, by flag or by name.
-      if (mutant && !s.with_mutants && !s.only_mutants && !named) continue;
-      if (s.only_mutants && !mutant && candidate.submission.role != "reference" &&
-          candidate.submission.role != "baseline")
-        continue;
-      const bool own_cases = candidate.submission.expect && !candidate.submission.expect->cases.empty();
-      const std::vector<CaseSpec> entry_cases = own_cases ? expected_cases(*challenge, candidate.submission, s)
-                                                : s.only_mutants
-                                                    ? selftest_cases(challenge->name(), candidate.submission, cases)
-                                                    : cases;
+    for (ControlKind kind : all_controls()) candidates.push_back(entry_of_control(challenges[i], kind));
+    for (const PlannedEntry& candidate : candidates) {
+      const std::vector<CaseSpec> entry_cases = cases_of_candidate(s, *challenges[i], candidate, cases_of[i]);
       if (entry_cases.empty()) continue;
       for (const DeviceInfo* device : devices_for(candidate.submission.device, devices)) {
         PlannedEntry entry = candidate;
@@ -258,31 +292,7 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
       }
     }
   }
-
-  if (s.shard) {
-    // Deterministic split of the flattened (entry, case) list: every case of
-    // the unsharded run lands in exactly one shard.
-    const auto [index, count] = *s.shard;
-    size_t position = 0;
-    for (PlannedEntry& entry : plan.entries) {
-      std::vector<CaseSpec> kept;
-      for (CaseSpec& c : entry.cases) {
-        if (position++ % static_cast<size_t>(count) == static_cast<size_t>(index - 1)) kept.push_back(std::move(c));
-      }
-      entry.cases = std::move(kept);
-    }
-    plan.entries.erase(
-        std::remove_if(plan.entries.begin(), plan.entries.end(), [](const PlannedEntry& e) { return e.cases.empty(); }),
-        plan.entries.end());
-    // An empty shard would exit 0 having judged nothing, which a CI matrix
-    // would read as a pass: more shards than cases is a mistake to fix.
-    if (plan.entries.empty() && position > 0) {
-      throw UsageError(
-          fmt::format("--shard {}/{}: this shard gets no case: the selection holds {} case{}, so at most {} "
-                      "shard{} can hold any",
-                      index, count, position, position == 1 ? "" : "s", position, position == 1 ? "" : "s"));
-    }
-  }
+  if (s.shard) keep_shard(plan, s.shard->first, s.shard->second);
   return plan;
 }
 
