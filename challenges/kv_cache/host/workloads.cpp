@@ -43,6 +43,16 @@ void prefill_then_decode(KvSession& s, const std::vector<int64_t>& lengths, int 
   }
 }
 
+// Every live sequence released, in an order drawn from `rng`.
+void release_all_in_random_order(KvSession& s, harness::Rng& rng) {
+  auto live = s.live_sequences();
+  while (!live.empty()) {
+    const size_t pick = rng.below(live.size());
+    s.release(live[pick]);
+    live.erase(live.begin() + static_cast<long>(pick));
+  }
+}
+
 void churn(KvSession& s, harness::Rng& rng) {
   for (const ChurnStep& step : plan_churn(rng, s.config().max_sequences)) {
     switch (step.kind) {
@@ -133,12 +143,7 @@ void ragged_reuse(KvSession& s, harness::Rng& rng) {
       s.attend_newest();
     }
     s.check_bytes();
-    auto live = s.live_sequences();
-    while (!live.empty()) {
-      const size_t pick = rng.below(live.size());
-      s.release(live[pick]);
-      live.erase(live.begin() + static_cast<long>(pick));
-    }
+    release_all_in_random_order(s, rng);
   }
 }
 
@@ -214,12 +219,7 @@ void capacity_after_churn(KvSession& s, harness::CaseContext& ctx, harness::Rng&
     }
     if (round % 8 == 7) s.attend_newest();
     s.check_bytes();
-    auto live = s.live_sequences();
-    while (!live.empty()) {
-      const size_t pick = rng.below(live.size());
-      s.release(live[pick]);
-      live.erase(live.begin() + static_cast<long>(pick));
-    }
+    release_all_in_random_order(s, rng);
   }
   s.check_bytes();
   const int64_t after = fill_and_empty(s);
