@@ -85,6 +85,13 @@ SharedTensor& CaseContext::tensor(TensorSpec spec) {
 
 void CaseContext::fail(Verdict verdict, const std::string& message) const { throw VerdictException(verdict, message); }
 
+void CaseContext::note_failure(Verdict verdict, const std::string& message) {
+  for (const Finding& f : result_.other_failures) {
+    if (f.verdict == verdict) return;
+  }
+  result_.other_failures.push_back(Finding{verdict, message});
+}
+
 void CaseContext::guard_and_poison(const std::vector<Binding>& bindings) {
   for (const Binding& b : bindings) {
     HARNESS_CHECK(b.tensor != nullptr, "a binding of op arguments has no tensor");

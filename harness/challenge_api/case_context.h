@@ -112,6 +112,11 @@ class CaseContext {
                          int64_t device_claimed = -1);
 
   nlohmann::json& metrics() { return result_.metrics; }
+  // Records what is wrong without ending the case (a false claim about
+  // memory): the workload goes on, its answers are still checked, and the
+  // case's verdict is the gravest thing it found (settle_verdict). The first
+  // finding of each verdict is kept.
+  void note_failure(Verdict verdict, const std::string& message);
   [[noreturn]] void fail(Verdict verdict, const std::string& message) const;
 
  private:

@@ -43,7 +43,7 @@ int64_t CaseContext::witness_device_memory(const std::string& what, int64_t clai
   auto& allowed = result_.metrics["device_memory_allowed_bytes"];
   if (!allowed.is_number() || allowed.get<int64_t>() < j.allowed) allowed = j.allowed;
   if (j.understated && !witness_part_disabled("device-memory-verdict")) {
-    fail(Verdict::understated_memory, fmt::format("{}: {}", what, j.message));
+    note_failure(Verdict::understated_memory, fmt::format("{}: {}", what, j.message));
   }
   // What the score may take the claim as at least: the growth less what the
   // contract lets a GPU hold beyond the claim and the device's allowance.
@@ -66,7 +66,7 @@ int64_t CaseContext::witness_memory(const std::string& what, int64_t claimed, co
   auto& witnessed = result_.metrics[gpu ? "witnessed_host_memory_bytes" : "witnessed_memory_bytes"];
   if (!witnessed.is_number() || witnessed.get<int64_t>() < j.witnessed) witnessed = j.witnessed;
   if (j.understated && !(gpu && witness_part_disabled("gpu-host-memory-verdict"))) {
-    fail(Verdict::understated_memory, fmt::format("{}: {}", what, j.message));
+    note_failure(Verdict::understated_memory, fmt::format("{}: {}", what, j.message));
   }
   return device_floor + std::max<int64_t>(0, j.witnessed - allowance);
 }

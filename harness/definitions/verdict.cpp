@@ -27,6 +27,30 @@ std::vector<Verdict> all_verdicts() {
           Verdict::harness_error};
 }
 
+int gravity(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::crash: return 17;
+    case Verdict::timeout: return 16;
+    case Verdict::sandbox_violation: return 15;
+    case Verdict::memory_limit: return 14;
+    case Verdict::build_failed: return 13;
+    case Verdict::error: return 12;
+    case Verdict::out_of_bounds_write: return 11;
+    case Verdict::input_modified: return 10;
+    case Verdict::unwritten_output: return 9;
+    case Verdict::wrong_answer: return 8;
+    case Verdict::stale_output: return 7;
+    case Verdict::forged_timing: return 6;
+    case Verdict::impossible_speed: return 5;
+    case Verdict::understated_memory: return 4;
+    case Verdict::harness_error: return 3;
+    case Verdict::unsupported: return 2;
+    case Verdict::unavailable: return 1;
+    case Verdict::pass: return 0;
+  }
+  return 0;
+}
+
 std::string_view verdict_name(Verdict verdict) {
   switch (verdict) {
     case Verdict::pass: return "pass";

@@ -37,6 +37,12 @@ std::vector<Verdict> all_verdicts();
 // unsupported, unavailable and harness_error).
 bool is_failure(Verdict verdict);
 
+// How grave a verdict is, for a case that found several things wrong: a
+// lost worker first, then a broken contract (status, guards, inputs), then
+// wrong answers, then false claims (timing, speed, memory); a harness error
+// after every failure of the submission's. Larger is graver; pass is 0.
+int gravity(Verdict verdict);
+
 // Thrown by whatever decides a case early (a check, the executor); the runner
 // records it as the case's verdict.
 class VerdictException : public std::exception {

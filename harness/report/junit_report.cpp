@@ -41,7 +41,10 @@ std::string render_junit(const RunResults& r) {
       cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\">\n",
                            xml_escape(fmt::format("{}.{}.{}", e.challenge, e.submission.name, e.device)),
                            xml_escape(c.id), c.seconds);
-      const std::string detail = xml_escape(fmt::format("{}\nreproduce: {}", c.message, c.reproduce));
+      std::string also;
+      for (const Finding& other : c.other_failures)
+        also += fmt::format("\nalso {}: {}", verdict_name(other.verdict), other.message);
+      const std::string detail = xml_escape(fmt::format("{}{}\nreproduce: {}", c.message, also, c.reproduce));
       if (c.verdict == Verdict::unsupported || c.verdict == Verdict::unavailable) {
         ++suite_skipped;
         cases += fmt::format("      <skipped message=\"{}\"/>\n",

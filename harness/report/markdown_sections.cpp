@@ -38,8 +38,13 @@ void failures(std::string& out, const Group& g, Suite suite, const char* title) 
     out += "\n  | Case | Verdict | What went wrong | Reproduce |\n  |---|---|---|---|\n";
     for (size_t i = 0; i < failing.size() && i < kMaxFailuresShown; ++i) {
       const auto* c = failing[i];
-      out += fmt::format("  | {} | {} | {} | {} |\n", markdown_code(c->id), verdict_name(c->verdict),
-                         markdown_cell(c->message), markdown_code(c->reproduce));
+      std::string what = markdown_cell(c->message);
+      // What else the case found wrong, gravest first (settle_verdict).
+      for (const Finding& other : c->other_failures) {
+        what += fmt::format("<br>also {}: {}", verdict_name(other.verdict), markdown_cell(other.message, 200));
+      }
+      out += fmt::format("  | {} | {} | {} | {} |\n", markdown_code(c->id), verdict_name(c->verdict), what,
+                         markdown_code(c->reproduce));
     }
     if (failing.size() > kMaxFailuresShown) {
       out +=

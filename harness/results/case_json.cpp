@@ -68,27 +68,35 @@ TimingResult timing_from_json(const json& j) {
   return t;
 }
 
+json other_failures_json(const std::vector<Finding>& findings) {
+  json list = json::array();
+  for (const Finding& f : findings) list.push_back(json{{"verdict", verdict_name(f.verdict)}, {"message", f.message}});
+  return list;
+}
+
 }  // namespace
 
 json to_json(const CaseResult& c) {
-  return json{{"id", c.id},
-              {"suite", suite_name(c.suite)},
-              {"params", c.params},
-              {"description", c.description},
-              {"seed", c.seed},
-              {"verdict", verdict_name(c.verdict)},
-              {"message", c.message},
-              {"metrics", c.metrics},
-              {"timing", c.timing ? to_json(*c.timing) : json(nullptr)},
-              {"bytes_moved", c.bytes.total()},
-              {"bytes_read", c.bytes.read},
-              {"bytes_written", c.bytes.written},
-              {"bandwidth_bytes_per_second", optional_number(c.bandwidth)},
-              {"roofline_bytes_per_second", optional_number(c.roofline)},
-              {"peak_fraction", optional_number(c.peak_fraction)},
-              {"reproduce", c.reproduce},
-              {"worker_output", c.worker_output},
-              {"seconds", c.seconds}};
+  json j{{"id", c.id},
+         {"suite", suite_name(c.suite)},
+         {"params", c.params},
+         {"description", c.description},
+         {"seed", c.seed},
+         {"verdict", verdict_name(c.verdict)},
+         {"message", c.message},
+         {"metrics", c.metrics},
+         {"timing", c.timing ? to_json(*c.timing) : json(nullptr)},
+         {"bytes_moved", c.bytes.total()},
+         {"bytes_read", c.bytes.read},
+         {"bytes_written", c.bytes.written},
+         {"bandwidth_bytes_per_second", optional_number(c.bandwidth)},
+         {"roofline_bytes_per_second", optional_number(c.roofline)},
+         {"peak_fraction", optional_number(c.peak_fraction)},
+         {"reproduce", c.reproduce},
+         {"worker_output", c.worker_output},
+         {"seconds", c.seconds}};
+  if (!c.other_failures.empty()) j["other_failures"] = other_failures_json(c.other_failures);
+  return j;
 }
 
 CaseResult case_from_json(const json& j) {
@@ -100,6 +108,9 @@ CaseResult case_from_json(const json& j) {
   c.seed = j.at("seed").get<uint64_t>();
   c.verdict = verdict_from_name(j.at("verdict").get<std::string>());
   c.message = j.value("message", "");
+  for (const json& f : j.value("other_failures", json::array())) {
+    c.other_failures.push_back(Finding{verdict_from_name(f.at("verdict").get<std::string>()), f.value("message", "")});
+  }
   c.metrics = j.value("metrics", json::object());
   if (j.contains("timing") && !j["timing"].is_null()) c.timing = timing_from_json(j["timing"]);
   // Results written before reads and writes were told apart carry only

@@ -71,14 +71,21 @@ struct TimingResult {
   }
 };
 
+// One thing a case found wrong beside its verdict.
+struct Finding {
+  Verdict verdict = Verdict::pass;
+  std::string message;
+};
+
 struct CaseResult {
   std::string id;
   Suite suite = Suite::correctness;
   nlohmann::json params = nlohmann::json::object();
   std::string description;
-  uint64_t seed = 0;  // seed of this case's inputs
-  Verdict verdict = Verdict::pass;
+  uint64_t seed = 0;                // seed of this case's inputs
+  Verdict verdict = Verdict::pass;  // the gravest thing found wrong (gravity()), or pass
   std::string message;
+  std::vector<Finding> other_failures;                // what else the case found wrong, gravest first
   nlohmann::json metrics = nlohmann::json::object();  // error metrics and their tolerances
   std::optional<TimingResult> timing;
   ByteModel bytes;                      // the byte model: what the case must read and write

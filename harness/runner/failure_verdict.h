@@ -6,6 +6,7 @@
 #include <string>
 
 #include "harness/definitions/verdict.h"
+#include "harness/results/results.h"
 
 namespace harness {
 
@@ -18,5 +19,10 @@ struct FailureVerdict {
 // a file or a folder from the submission that the harness cannot use) is
 // the submission's `error`; anything else is the harness's own fault.
 FailureVerdict verdict_of_failure(const std::exception_ptr& failure);
+
+// A case's verdict once it ended: the gravest of what stopped it and what it
+// found on the way (CaseContext::note_failure); the rest, gravest first, in
+// other_failures.
+void settle_verdict(CaseResult& result);
 
 }  // namespace harness

@@ -122,8 +122,10 @@ void run_one_case(const RunSettings& settings, const PlannedEntry& entry, const 
       result.message = *out_of_memory;
     }
   }
-  // Both may hold the submission's bytes; the results must stay valid JSON.
+  settle_verdict(result);
+  // These may hold the submission's bytes; the results must stay valid JSON.
   result.message = sanitized_utf8(result.message);
+  for (Finding& f : result.other_failures) f.message = sanitized_utf8(f.message);
   result.worker_output = sanitized_utf8(executor.drain_output(kWorkerOutputKept));
   executor.end_case(result.verdict);
   result.seconds = static_cast<double>(monotonic_ns() - start) / 1e9;

@@ -10,6 +10,7 @@
 
 #include "harness/challenge_api/case_context.h"
 #include "harness/challenge_api/challenge.h"
+#include "harness/runner/failure_verdict.h"
 #include "harness_abi.h"
 #include "kv_cache.h"
 #include "kv_cache/attention_reference.h"
@@ -134,6 +135,7 @@ class TrustedCache : public Executor {
 struct Outcome {
   Verdict verdict = Verdict::pass;
   std::string message;
+  std::vector<Finding> others;  // what else the case found, as the runner settles it
   nlohmann::json metrics;
 };
 
@@ -148,16 +150,15 @@ Outcome run_in_case(const std::string& id, Flaws flaws,
     device.id = device.kind = "cpu";
     CaseResult result;
     result.seed = 99;
-    Outcome outcome;
     try {
       CaseContext ctx(spec, settings, cache, device, result, find_challenge("kv_cache").config().ops);
       body(spec, ctx);
     } catch (const VerdictException& v) {
-      outcome.verdict = v.verdict();
-      outcome.message = v.message();
+      result.verdict = v.verdict();
+      result.message = v.message();
     }
-    outcome.metrics = result.metrics;
-    return outcome;
+    settle_verdict(result);
+    return Outcome{result.verdict, result.message, result.other_failures, result.metrics};
   }
   ADD_FAILURE() << "no case " << id;
   return {};
@@ -278,9 +279,13 @@ TEST(KvWorkloads, TheBudgetIsEnforcedAndCapacityMeasured) {
   EXPECT_EQ(capacity.metrics["capacity_tokens"].get<int64_t>(), 4000);  // 40 sequences of 100 in 4096 tokens' worth
   EXPECT_DOUBLE_EQ(capacity.metrics["capacity_ideal_tokens"].get<double>(), 4096.0);
 
+  // Over its budget (a false claim, noted) and accepting what the budget
+  // cannot hold (a wrong answer, final): the answer first, the claim listed.
   const Outcome greedy = run_workload("edge.over_budget.l1.h4x4.d64", {false, true, false});
   EXPECT_EQ(greedy.verdict, Verdict::wrong_answer);
-  EXPECT_NE(greedy.message.find("over the budget"), std::string::npos) << greedy.message;
+  EXPECT_NE(greedy.message.find("accepted more than its budget can hold"), std::string::npos) << greedy.message;
+  ASSERT_FALSE(greedy.others.empty());
+  EXPECT_NE(greedy.others[0].message.find("over the budget"), std::string::npos) << greedy.others[0].message;
 }
 
 TEST(KvWorkloads, AChunkRefusedAfterItsFirstLayerIsCaughtOnlyUnderAMultiLayerBudget) {
@@ -303,6 +308,21 @@ TEST(KvWorkloads, ACacheRefusingTheFirstSequenceIsWrongNotAFaultOfTheHarness) {
     EXPECT_EQ(o.verdict, Verdict::wrong_answer) << id << ": " << o.message;
     EXPECT_NE(o.message.find("refused the first sequence"), std::string::npos) << o.message;
   }
+}
+
+// A cache that understates its bytes and keeps K and V in half precision:
+// the false claim, found first, no longer stops the workload, and the wrong
+// answers found later are its verdict, the claim listed beside them.
+TEST(KvWorkloads, AFalseMemoryClaimDoesNotStopTheAnswersBeingChecked) {
+  Flaws both;
+  both.underreports = true;
+  both.half_from = 1;
+  const Outcome o = run_workload("correctness.batch.l2.h8x8.d64", both);
+  EXPECT_EQ(o.verdict, Verdict::wrong_answer);
+  EXPECT_EQ(o.message.find("whose K and V alone take"), std::string::npos) << o.message;
+  ASSERT_EQ(o.others.size(), 1u);
+  EXPECT_EQ(o.others[0].verdict, Verdict::wrong_answer);
+  EXPECT_NE(o.others[0].message.find("whose K and V alone take"), std::string::npos) << o.others[0].message;
 }
 
 TEST(KvWorkloads, BytesInUseBelowWhatTheCacheHoldsIsCaught) {
