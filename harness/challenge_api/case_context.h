@@ -112,6 +112,9 @@ class CaseContext {
                          int64_t device_claimed = -1);
 
   nlohmann::json& metrics() { return result_.metrics; }
+  // The case's parameters in its result: a case whose shape is drawn from
+  // its seed records the shape it drew.
+  nlohmann::json& params() { return result_.params; }
   // Records what is wrong without ending the case (a false claim about
   // memory): the workload goes on, its answers are still checked, and the
   // case's verdict is the gravest thing it found (settle_verdict). The first

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "harness/challenge_api/challenge.h"
+#include "layernorm_backward/host/drawn_shapes.h"
 #include "layernorm_backward/host/ln_case.h"
 
 namespace layernorm {
@@ -17,7 +18,8 @@ TEST(LayerNormCases, IdsAreUniqueAndTheMatrixCoversTheSpec) {
   std::set<double> offsets;
   for (const auto& spec : harness::find_challenge("layernorm_backward").cases()) {
     EXPECT_TRUE(ids.insert(spec.id).second) << spec.id;
-    const LnCase c = ln_case_of(spec);
+    if (spec.params.contains("drawn")) continue;  // LayerNormDrawnShapes
+    const LnCase c = ln_case_of(spec, 0);
     EXPECT_EQ(make_case_spec(spec.suite, c, spec.quick).id, spec.id);
     dims.insert(c.dim);
     data.insert(c.data);
@@ -48,13 +50,35 @@ TEST(LayerNormCases, VectorAndRowBlockTailsAreExercised) {
   // reduction's last partial chunk of rows). Shapes do not depend on the seed.
   bool column_tail = false, row_tail = false;
   for (const auto& spec : harness::find_challenge("layernorm_backward").cases()) {
-    if (spec.suite == harness::Suite::perf) continue;
-    const LnCase c = ln_case_of(spec);
+    if (spec.suite == harness::Suite::perf || spec.params.contains("drawn")) continue;
+    const LnCase c = ln_case_of(spec, 0);
     column_tail = column_tail || (c.dim > 64 && c.dim % 8 != 0 && c.dim % 64 != 0);
     row_tail = row_tail || (c.rows >= 1024 && c.rows % 128 != 0 && c.rows % 64 != 0);
   }
   EXPECT_TRUE(column_tail);
   EXPECT_TRUE(row_tail);
+}
+
+// The drawn cases hold their boundary at every seed: rows above 4096 and
+// 65536 off every row block of 64 and 128, and an odd width (off every
+// vector width), a small enough problem each.
+TEST(LayerNormDrawnShapes, EverySeedDrawsItsBoundary) {
+  for (uint64_t seed = 1; seed <= 500; ++seed) {
+    const LnCase large = draw_shape(Drawn::large_rows, seed);
+    EXPECT_TRUE(large.rows > 4096 && large.rows < 8192 && large.rows % 64 != 0) << seed << ": " << large.rows;
+    const LnCase huge = draw_shape(Drawn::huge_rows, seed);
+    EXPECT_TRUE(huge.rows > 65536 && huge.rows % 64 != 0 && huge.dim <= 17) << seed << ": " << huge.rows;
+    const LnCase odd = draw_shape(Drawn::odd_width, seed);
+    EXPECT_TRUE(odd.dim % 2 == 1 && odd.dim > 56 && odd.rows >= 1 && odd.rows <= 200) << seed << ": " << odd.dim;
+    for (const LnCase& c : {large, huge, odd}) EXPECT_LE(c.rows * c.dim, 3'000'000) << seed;
+  }
+  // Replayable: one seed, one shape.
+  EXPECT_EQ(draw_shape(Drawn::large_rows, 42).rows, draw_shape(Drawn::large_rows, 42).rows);
+  for (const auto& spec : harness::find_challenge("layernorm_backward").cases()) {
+    if (!spec.params.contains("drawn")) continue;
+    EXPECT_EQ(spec.suite, harness::Suite::edge);
+    EXPECT_EQ(ln_case_of(spec, 7).rows, draw_shape(drawn_from_name(spec.params["drawn"]), 7).rows);
+  }
 }
 
 TEST(LayerNormCases, ByteModelsCountTheMinimumTraffic) {

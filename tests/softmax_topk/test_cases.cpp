@@ -5,6 +5,7 @@
 #include <set>
 
 #include "harness/challenge_api/challenge.h"
+#include "softmax_topk/host/drawn_shapes.h"
 #include "softmax_topk/host/topk_case.h"
 
 namespace softmax_topk {
@@ -14,7 +15,9 @@ using harness::Suite;
 
 std::vector<std::pair<harness::CaseSpec, TopkCase>> matrix() {
   std::vector<std::pair<harness::CaseSpec, TopkCase>> all;
-  for (const auto& spec : harness::find_challenge("softmax_topk").cases()) all.emplace_back(spec, topk_case_of(spec));
+  for (const auto& spec : harness::find_challenge("softmax_topk").cases()) {
+    if (!spec.params.contains("drawn")) all.emplace_back(spec, topk_case_of(spec, 0));  // SoftmaxTopkDrawnShapes
+  }
   return all;
 }
 
@@ -75,6 +78,31 @@ TEST(SoftmaxTopkCases, PerfCasesExceedAnyLastLevelCache) {
     if (spec.suite == Suite::perf) {
       EXPECT_GE(spec.bytes.total(), 64.0 * 1024 * 1024) << spec.id;
     }
+  }
+}
+
+// The drawn cases hold their boundary at every seed, each a small problem.
+TEST(SoftmaxTopkDrawnShapes, EverySeedDrawsItsBoundary) {
+  for (uint64_t seed = 1; seed <= 500; ++seed) {
+    const TopkCase v = draw_shape(Drawn::vocab_edges, seed);
+    bool one_off = false;
+    for (int64_t block : {32, 128, 256, 1024, 4096})
+      one_off = one_off || (v.vocab + 1) % block == 0 || (v.vocab - 1) % block == 0;
+    EXPECT_TRUE(one_off) << seed << ": vocab " << v.vocab;
+    const TopkCase r = draw_shape(Drawn::many_rows, seed);
+    EXPECT_TRUE((r.rows > 4096 && r.rows < 8192) || (r.rows > 65536 && r.rows < 66560)) << seed << ": " << r.rows;
+    EXPECT_NE(r.rows % 64, 0) << seed;
+    const TopkCase k = draw_shape(Drawn::k_edges, seed);
+    EXPECT_TRUE(k.vocab == k.k || k.vocab == k.k + 1 || k.vocab == k.k + 31 || k.vocab == 2 * k.k + 1) << seed;
+    for (const TopkCase& c : {v, r, k}) {
+      EXPECT_TRUE(c.k >= 1 && c.k <= c.vocab && c.k <= 256) << seed;
+      EXPECT_LE(c.rows * c.vocab, 5'000'000) << seed;
+    }
+  }
+  for (const auto& spec : harness::find_challenge("softmax_topk").cases()) {
+    if (!spec.params.contains("drawn")) continue;
+    EXPECT_EQ(spec.suite, Suite::edge);
+    EXPECT_EQ(topk_case_of(spec, 7).vocab, draw_shape(drawn_from_name(spec.params["drawn"]), 7).vocab);
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "drawn_shapes.h"
 #include "harness/core/error.h"
 #include "ln_case.h"
 
@@ -75,7 +76,9 @@ CaseSpec make_case_spec(Suite suite, const LnCase& c, bool quick) {
   return spec;
 }
 
-LnCase ln_case_of(const CaseSpec& spec) {
+LnCase ln_case_of(const CaseSpec& spec, uint64_t shape_seed) {
+  if (spec.params.contains("drawn"))
+    return draw_shape(drawn_from_name(spec.params["drawn"].get<std::string>()), shape_seed);
   LnCase c;
   c.rows = spec.params.at("rows").get<int64_t>();
   c.dim = spec.params.at("dim").get<int64_t>();
@@ -118,6 +121,18 @@ std::vector<CaseSpec> case_matrix() {
   // and a large row count that is no multiple of a row block (64 or 128).
   add(Suite::edge, 64, 1003);
   add(Suite::edge, 1100, 64);
+
+  // Edge, drawn: shapes around row blocks above 4096 and 65536 rows and odd
+  // widths, drawn from each run's seed (drawn_shapes.h).
+  for (Drawn kind : kDrawnKinds) {
+    CaseSpec spec;
+    spec.suite = Suite::edge;
+    spec.id = "edge.drawn." + drawn_name(kind);
+    spec.params = {{"drawn", drawn_name(kind)}, {"data", "normal"}, {"ops", "both"}};
+    spec.description = fmt::format("a {} shape drawn from the run's seed, normal x", drawn_name(kind));
+    spec.quick = kind == Drawn::large_rows;
+    cases.push_back(spec);
+  }
 
   // Stability: the offset sweep (the report charts the error against it),
   // magnitudes whose squares overflow float, and a scaled input.

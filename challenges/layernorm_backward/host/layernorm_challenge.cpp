@@ -10,6 +10,7 @@
 #include "harness/challenge_api/challenge.h"
 #include "harness/challenge_api/stateless_driver.h"
 #include "harness/core/error.h"
+#include "harness/core/rng.h"
 #include "layernorm_backward.h"
 #include "layernorm_backward/layernorm_reference.h"
 #include "ln_case.h"
@@ -32,7 +33,11 @@ class LayerNormChallenge : public harness::Challenge {
   std::vector<harness::CaseSpec> cases() const override { return case_matrix(); }
 
   void run_case(const harness::CaseSpec& spec, harness::CaseContext& ctx) const override {
-    const LnCase c = ln_case_of(spec);
+    const LnCase c = ln_case_of(spec, harness::derive_seed(ctx.input_seed(0), "shape"));
+    if (spec.params.contains("drawn")) {
+      ctx.params()["rows"] = c.rows;
+      ctx.params()["dim"] = c.dim;
+    }
     const Tolerances tolerances = tolerances_from_config();
     const nlohmann::json shape = {{"rows", c.rows}, {"dim", c.dim}};
     const auto reply = ctx.call("saved_state_bytes", shape, {});

@@ -33,7 +33,9 @@ struct LnCase {
 };
 
 std::string data_name(Data data);
-LnCase ln_case_of(const harness::CaseSpec& spec);
+// The case's parameters; a drawn case's shape comes from `shape_seed`
+// (drawn_shapes.h), which a listed case ignores.
+LnCase ln_case_of(const harness::CaseSpec& spec, uint64_t shape_seed);
 harness::CaseSpec make_case_spec(harness::Suite suite, const LnCase& c, bool quick);
 std::vector<harness::CaseSpec> case_matrix();
 

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "drawn_shapes.h"
 #include "harness/core/error.h"
 #include "topk_case.h"
 
@@ -86,7 +87,10 @@ CaseSpec make_case_spec(Suite suite, const TopkCase& c, bool quick) {
   return spec;
 }
 
-TopkCase topk_case_of(const CaseSpec& spec) {
+TopkCase topk_case_of(const CaseSpec& spec, uint64_t shape_seed) {
+  if (spec.params.contains("drawn")) {
+    return draw_shape(drawn_from_name(spec.params["drawn"].get<std::string>()), shape_seed);
+  }
   TopkCase c;
   c.rows = spec.params.at("rows").get<int64_t>();
   c.vocab = spec.params.at("vocab").get<int64_t>();
@@ -152,6 +156,18 @@ std::vector<CaseSpec> case_matrix() {
   add(Suite::edge, 4, kStructuralVocab, 64, Data::descending);
   add(Suite::edge, 8, 12388, 4, Data::tile_ties);
   add(Suite::edge, 8, 10000, 10, Data::masked_first_tile);
+
+  // Edge, drawn: shapes around the boundaries kernels have, drawn from each
+  // run's seed (drawn_shapes.h).
+  for (Drawn kind : kDrawnKinds) {
+    CaseSpec spec;
+    spec.suite = Suite::edge;
+    spec.id = "edge.drawn." + drawn_name(kind);
+    spec.params = {{"drawn", drawn_name(kind)}, {"data", "normal"}};
+    spec.description = fmt::format("a {} shape drawn from the run's seed, normal logits", drawn_name(kind));
+    spec.quick = kind == Drawn::vocab_edges;
+    cases.push_back(spec);
+  }
 
   // Stability: data that breaks float exp without the max subtracted, and
   // probabilities spanning many orders of magnitude.

@@ -7,6 +7,7 @@
 #include "harness/challenge_api/challenge.h"
 #include "harness/challenge_api/stateless_driver.h"
 #include "harness/core/error.h"
+#include "harness/core/rng.h"
 #include "softmax_topk.h"
 #include "softmax_topk/softmax_topk_reference.h"
 #include "topk_case.h"
@@ -25,7 +26,12 @@ class SoftmaxTopkChallenge : public harness::Challenge {
   std::vector<harness::CaseSpec> cases() const override { return case_matrix(); }
 
   void run_case(const harness::CaseSpec& spec, harness::CaseContext& ctx) const override {
-    const TopkCase c = topk_case_of(spec);
+    const TopkCase c = topk_case_of(spec, harness::derive_seed(ctx.input_seed(0), "shape"));
+    if (spec.params.contains("drawn")) {
+      ctx.params()["rows"] = c.rows;
+      ctx.params()["vocab"] = c.vocab;
+      ctx.params()["k"] = c.k;
+    }
     const Tolerance tolerance = tolerance_from_config();
     harness::StatelessCase op;
     op.tensors = {TensorSpec{"logits", DType::f32, {c.rows, c.vocab}}, TensorSpec{"probs", DType::f32, {c.rows, c.k}},

@@ -49,7 +49,9 @@ struct TopkCase {
 std::string data_name(Data data);
 Data data_from_name(const std::string& name);
 
-TopkCase topk_case_of(const harness::CaseSpec& spec);
+// The case's parameters; a drawn case's shape comes from `shape_seed`
+// (drawn_shapes.h), which a listed case ignores.
+TopkCase topk_case_of(const harness::CaseSpec& spec, uint64_t shape_seed);
 harness::CaseSpec make_case_spec(harness::Suite suite, const TopkCase& c, bool quick);
 std::vector<harness::CaseSpec> case_matrix();
 

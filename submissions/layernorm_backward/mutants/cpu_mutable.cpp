@@ -320,6 +320,11 @@ harness_status backward(const float* dy, const float* x, const float* gamma, con
   // (rows / kBlockRows), as if rows came padded to a multiple of the block:
   // the last rows % 64 rows never reach dgamma and dbeta.
   const int64_t reduced_blocks = rows >= 1024 ? rows / kBlockRows : blocks;
+#elif defined(MUTANT_DGAMMA_LARGE_TAIL_DROPPED)
+  // Bug: from 4096 rows on, the partials are reduced in pairs of blocks
+  // (128 rows, as a wider kernel's block would be), and a last pair that is
+  // not whole is left out: the last rows % 128 rows never reach dgamma.
+  const int64_t reduced_blocks = rows >= 4096 ? rows / (2 * kBlockRows) * 2 : blocks;
 #else
   const int64_t reduced_blocks = blocks;
 #endif
