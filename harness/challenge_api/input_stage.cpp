@@ -22,19 +22,23 @@ void InputStage::stage(SharedTensor& tensor, const void* bytes) {
   const auto* next = static_cast<const unsigned char*>(bytes);
   const auto* now = static_cast<const unsigned char*>(tensor.raw());
   const size_t size = tensor.bytes();
-  for (size_t offset = 0; offset < size; offset += 8) {
-    const size_t length = std::min<size_t>(8, size - offset);
-    uint64_t wanted = 0;
-    uint64_t held = 0;
-    std::memcpy(&wanted, next + offset, length);
-    std::memcpy(&held, now + offset, length);
-    if (wanted == held) continue;
-    if (!it->runs.empty() && it->runs.back().offset + it->runs.back().length == offset) {
-      it->runs.back().length += length;
-    } else {
-      it->runs.push_back(Run{offset, length, it->values.size()});
+  // A refresh changes a few elements of each row: blocks compared whole
+  // (memcmp, vectorised) leave only the few that differ to look into word
+  // by word.
+  constexpr size_t kBlock = 256;
+  for (size_t block = 0; block < size; block += kBlock) {
+    const size_t end = std::min(size, block + kBlock);
+    if (std::memcmp(next + block, now + block, end - block) == 0) continue;
+    for (size_t offset = block; offset < end; offset += 8) {
+      const size_t length = std::min<size_t>(8, size - offset);
+      if (std::memcmp(next + offset, now + offset, length) == 0) continue;
+      if (!it->runs.empty() && it->runs.back().offset + it->runs.back().length == offset) {
+        it->runs.back().length += length;
+      } else {
+        it->runs.push_back(Run{offset, length, it->values.size()});
+      }
+      it->values.insert(it->values.end(), next + offset, next + offset + length);
     }
-    it->values.insert(it->values.end(), next + offset, next + offset + length);
   }
 }
 

@@ -72,16 +72,24 @@ void fill_poison(void* data, size_t count, DType dtype) {
 
 namespace {
 template <typename Word>
+Word word_at(const unsigned char* bytes, size_t i) {
+  Word w;
+  std::memcpy(&w, bytes + i * sizeof(Word), sizeof(Word));  // buffers may be unaligned
+  return w;
+}
+
+// A count without a branch in its loop, which the compiler vectorises; the
+// first index is looked for only where there is one.
+template <typename Word>
 size_t count_equal(const void* data, size_t count, Word pattern, size_t* first_index) {
-  size_t found = 0;
-  size_t first = count;
   const auto* bytes = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < count; ++i) {
-    Word w;
-    std::memcpy(&w, bytes + i * sizeof(Word), sizeof(Word));  // buffers may be unaligned
-    if (w == pattern) {
-      if (found == 0) first = i;
-      ++found;
+  size_t found = 0;
+  for (size_t i = 0; i < count; ++i) found += word_at<Word>(bytes, i) == pattern;
+  size_t first = count;
+  for (size_t i = 0; found > 0 && i < count; ++i) {
+    if (word_at<Word>(bytes, i) == pattern) {
+      first = i;
+      break;
     }
   }
   if (first_index) *first_index = first;
