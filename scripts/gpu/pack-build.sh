@@ -7,7 +7,8 @@
 #
 # The build keeps the absolute paths it was configured with, so the session
 # makes the source folder recorded in .gpubuild/SOURCE_DIR point at its own
-# checkout. Build with the GPU's architecture among CMAKE_CUDA_ARCHITECTURES.
+# checkout. Build with the GPU's architecture among CMAKE_CUDA_ARCHITECTURES
+# (-DCMAKE_CUDA_ARCHITECTURES='80;90': without a GPU the default is PTX only).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build="${BUILD_DIR:-build}"
@@ -16,6 +17,12 @@ build="${BUILD_DIR:-build}"
 plan=$(find "$build/submissions" -name plan.cmake -path '*cuda-fast*' | head -1)
 archs=$([ -n "$plan" ] && sed -n 's/^set(CUDA_ARCHITECTURES \[=\[\(.*\)\]=\])$/\1/p' "$plan")
 [ -n "$archs" ] || { echo "pack-build: $build was configured without CUDA (no CUDA architectures in ${plan:-its plans})" >&2; exit 1; }
+# A machine without a GPU builds PTX only by default (CMakeLists.txt): a GPU
+# would JIT-compile every kernel at its first launch, inside the timings.
+case ";$archs;" in
+  *-virtual*) echo "pack-build: $build has PTX only ($archs); configure it for the GPU, e.g." \
+                   "BUILD_DIR=$build bash scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES='80;90'" >&2; exit 1 ;;
+esac
 rm -rf .gpubuild
 mkdir -p .gpubuild/libs
 (cd "$build" && find . -type f ! -name '*.o' ! -name '*.a' ! -name '*.d' ! -path '*/CMakeFiles/*' \
