@@ -111,6 +111,14 @@ class CaseContext {
   int64_t witness_memory(const std::string& what, int64_t claimed, const MemoryBaseline& baseline,
                          int64_t device_claimed = -1);
 
+  // The peak memory witness over the calls between open_peak_window() and
+  // close_peak_window(): records as `metric` (the largest over the case)
+  // how far the submission's resident memory rose at its highest beyond the
+  // calls' `tensor_bytes` (harness/witness/peak_memory.h); nothing where
+  // there is no such witness.
+  void open_peak_window();
+  void close_peak_window(const std::string& metric, int64_t tensor_bytes);
+
   nlohmann::json& metrics() { return result_.metrics; }
   // The case's parameters in its result: a case whose shape is drawn from
   // its seed records the shape it drew.
@@ -173,6 +181,7 @@ class CaseContext {
   const RunSettings& settings_;
   Executor& executor_;
   const DeviceInfo& device_;
+  std::optional<PeakWindow> peak_window_;
   CaseResult& result_;
   const ChallengeOps& ops_;
   ByteModel bytes_;

@@ -71,4 +71,15 @@ int64_t CaseContext::witness_memory(const std::string& what, int64_t claimed, co
   return device_floor + std::max<int64_t>(0, j.witnessed - allowance);
 }
 
+void CaseContext::open_peak_window() { peak_window_ = executor_.open_peak_window(); }
+
+void CaseContext::close_peak_window(const std::string& metric, int64_t tensor_bytes) {
+  if (!peak_window_) return;
+  const std::optional<int64_t> growth = peak_growth(*peak_window_, tensor_bytes);
+  peak_window_.reset();
+  if (!growth) return;
+  auto& recorded = result_.metrics[metric];
+  if (!recorded.is_number() || recorded.get<int64_t>() < *growth) recorded = *growth;
+}
+
 }  // namespace harness

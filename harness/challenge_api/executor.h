@@ -16,6 +16,7 @@
 #include "harness/ipc/protocol.h"
 #include "harness/memory/shared_tensor.h"
 #include "harness/witness/device_memory.h"
+#include "harness/witness/peak_memory.h"
 
 namespace harness {
 
@@ -56,6 +57,11 @@ class Executor {
   // process now running (before its constructors ran), where that process
   // was started for the case in progress; nullopt otherwise.
   virtual std::optional<int64_t> resident_before_load() { return std::nullopt; }
+  // Opens the peak memory witness's window (harness/witness/peak_memory.h)
+  // on the submission's process, after returning freed memory, for the next
+  // call; nullopt where there is no such witness (in-process controls, a
+  // GPU worker, a sanitizer's build).
+  virtual std::optional<PeakWindow> open_peak_window() { return std::nullopt; }
   // Called as each case begins. A CPU worker stops here, so that every case
   // runs in a process of its own: no memory and no state of the submission
   // carries over from an earlier case, and the memory witness counts from

@@ -142,11 +142,21 @@ class StatelessRun {
     for (size_t i = 0; i < step_count; ++i) {
       const OpStep& step = c_.steps[i];
       for (size_t s = 0; s < 2; ++s) {
-        ctx_.call(step.op, step.scalars, tensors_of(ctx_, sets_[s], step));
+        call_watched(step, sets_[s]);
         if (s == 1) check_not_stale(step, "the second call, on new inputs,");
         check(step, sets_[s], s == 0 ? "" : "second call (new inputs): ");
       }
     }
+  }
+
+  void call_watched(const OpStep& step, const InputSet& set) {
+    const std::vector<SharedTensor*> tensors = tensors_of(ctx_, set, step);
+    if (step.peak_memory) ctx_.open_peak_window();
+    ctx_.call(step.op, step.scalars, tensors);
+    if (!step.peak_memory) return;
+    int64_t bytes = 0;
+    for (const SharedTensor* t : tensors) bytes += static_cast<int64_t>(t->bytes());
+    ctx_.close_peak_window(step.op + "_peak_working_bytes", bytes);
   }
 
   // Another input set for the timing, with the ops before the timed one run on it.

@@ -35,6 +35,9 @@ struct OpStep {
   // Checks this op's outputs against float64 computed from the pristine
   // inputs; may be empty (an op whose result only a later op uses).
   std::function<CheckReport(const HostTensors& inputs, const TensorViews& tensors)> check;
+  // Its checked calls are watched by the peak memory witness, recorded as
+  // the metric "<op>_peak_working_bytes" (CaseContext::open_peak_window).
+  bool peak_memory = false;
 };
 
 struct StatelessCase {

@@ -199,6 +199,26 @@ int32_t ProcessExecutor::status_of(const json& reply, int64_t id, const std::str
 
 std::optional<int64_t> ProcessExecutor::resident_bytes() {
   ensure_started();
+  trim();
+  const std::optional<int64_t> held = group_private_bytes(process_->pid());
+  if (!held) return std::nullopt;
+  // Between requests the scratch folder holds none of the harness's files
+  // (each call's are deleted as it ends): what is there, the process kept.
+  return *held + folder_bytes(target_.scratch);
+}
+
+std::optional<PeakWindow> ProcessExecutor::open_peak_window() {
+  if (!memory_witness_meaningful()) return std::nullopt;
+  ensure_started();
+  trim();
+  std::optional<PeakWindow> window = harness::open_peak_window(process_->pid());
+  // The client loads every input and builds every output: one copy of the
+  // call's tensors (its children, if it has any, are not watched).
+  if (window) window->contract_copies = 1;
+  return window;
+}
+
+void ProcessExecutor::trim() {
   if (trims_) {
     // Freed memory its allocator keeps for reuse is not state: a process
     // that offers it gives it back before each reading, as a compiled
@@ -210,11 +230,6 @@ std::optional<int64_t> ProcessExecutor::resident_bytes() {
            fmt::format("answered the trim with {} instead of {{\"type\": \"trimmed\"}}", truncated(reply.dump())));
     }
   }
-  const std::optional<int64_t> held = group_private_bytes(process_->pid());
-  if (!held) return std::nullopt;
-  // Between requests the scratch folder holds none of the harness's files
-  // (each call's are deleted as it ends): what is there, the process kept.
-  return *held + folder_bytes(target_.scratch);
 }
 
 protocol::CallReply ProcessExecutor::call(const std::string& op, const json& scalars,

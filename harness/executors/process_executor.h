@@ -53,11 +53,14 @@ class ProcessExecutor : public Executor {
   // after asking the process to give freed memory back where it offers to;
   // starts the process if none runs.
   std::optional<int64_t> resident_bytes() override;
+  std::optional<PeakWindow> open_peak_window() override;
   void end_case(Verdict verdict) override;
 
  private:
   friend class ProcessTiming;
   void ensure_started();
+  // Asks a process that offers it to return its freed memory (malloc_trim).
+  void trim();
   // Asks the process to exit, and kills it if it does not within 2 s.
   void stop();
   // Sends a request and returns the process's reply (a JSON object);

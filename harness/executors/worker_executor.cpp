@@ -83,6 +83,13 @@ std::optional<int64_t> WorkerExecutor::resident_bytes() {
   return resident_private_bytes(process_->pid(), tensors);
 }
 
+std::optional<PeakWindow> WorkerExecutor::open_peak_window() {
+  if (target_.device_kind != "cpu" || !memory_witness_meaningful()) return std::nullopt;
+  // Freed memory the allocator kept would hide the call's own allocations.
+  request(json{{"type", "trim"}}, -1, kSmallRequestTimeoutSeconds, "returning freed memory before a peak window");
+  return harness::open_peak_window(process_->pid());
+}
+
 std::optional<int64_t> WorkerExecutor::resident_before_load() {
   if (!process_ || target_.device_kind != "cpu") return std::nullopt;
   return before_load_;

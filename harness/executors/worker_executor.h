@@ -48,6 +48,7 @@ class WorkerExecutor : public Executor {
   // worker's with its runtime's allowance (CaseContext::witness_memory).
   std::optional<int64_t> resident_bytes() override;
   std::optional<int64_t> resident_before_load() override;
+  std::optional<PeakWindow> open_peak_window() override;
   // A CPU worker stops: the next request starts a fresh one. A CUDA worker
   // is kept while cases pass (end_case), since a new CUDA context per case
   // costs far more than a process.
