@@ -15,6 +15,16 @@ std::vector<std::function<std::unique_ptr<Challenge>()>>& factories() {
 }
 }  // namespace
 
+std::map<std::string, Tolerance> Challenge::element_tolerances() const {
+  std::map<std::string, Tolerance> tolerances;
+  for (const auto& [key, value] : config().tolerances.items()) {
+    if (!value.contains("rtol") || !value.contains("scale_atol")) continue;
+    tolerances[key] = Tolerance{value.at("rtol").get<double>(), value.at("scale_atol").get<double>(),
+                                value.value("float32_factor", 0.0)};
+  }
+  return tolerances;
+}
+
 bool register_challenge(std::function<std::unique_ptr<Challenge>()> factory) {
   factories().push_back(std::move(factory));
   return true;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/challenge_api/case_spec.h"
+#include "harness/core/error_metrics.h"
 #include "harness/core/tensor.h"
 #include "harness/definitions/challenge_config.h"
 #include "harness/results/results.h"
@@ -44,6 +45,9 @@ class Challenge {
   virtual std::map<std::string, DimensionScore> extra_dimensions(const EntryResult&) const { return {}; }
 
   const ChallengeConfig& config() const { return challenge_config(name()); }
+  // challenge.json's tolerances that are element bounds ({"rtol",
+  // "scale_atol", "float32_factor"}), by name.
+  std::map<std::string, Tolerance> element_tolerances() const;
 };
 
 bool register_challenge(std::function<std::unique_ptr<Challenge>()> factory);

@@ -12,17 +12,10 @@
 #include <vector>
 
 #include "harness/challenge_api/case_context.h"
+#include "harness/challenge_api/check_report.h"
 #include "harness/core/tensor.h"
 
 namespace harness {
-
-struct CheckReport {
-  bool ok = true;
-  std::string message;  // what is wrong, with the first offending elements
-  // Error metrics; for numbers, larger is worse (the worst over the input
-  // sets is recorded).
-  nlohmann::json metrics = nlohmann::json::object();
-};
 
 using HostTensors = std::map<std::string, HostTensor>;  // the generated inputs, pristine
 using TensorViews = std::map<std::string, TensorView>;  // every tensor of a set, as the ops left it

@@ -53,16 +53,8 @@ double row_kappa(const LnCase& c, double mean, double rstd) {
 void compare(harness::CheckReport& report, const std::string& name, const float* got,
              const std::vector<double>& reference, const std::vector<int64_t>& shape, const Tolerances& tolerances,
              const harness::ErrorScale* scale = nullptr, const harness::Conditioning* conditioning = nullptr) {
-  const harness::Tolerance& tolerance = tolerances.at(name);
-  const harness::Comparison c =
-      harness::compare_to_reference(got, reference.data(), reference.size(), tolerance, scale, conditioning);
-  c.add_metrics(report.metrics, name);
-  const double worst = report.metrics.value("worst_scaled_error", 0.0);
-  report.metrics["worst_scaled_error"] = std::max(worst, report.metrics[name + "_max_scaled_error"].get<double>());
-  if (!c.ok()) {
-    report.ok = false;
-    report.message += (report.message.empty() ? "" : "; ") + c.describe(name, shape, tolerance);
-  }
+  harness::compare_into(report, name, got, reference.data(), reference.size(), shape, tolerances.at(name), scale,
+                        conditioning);
 }
 
 }  // namespace

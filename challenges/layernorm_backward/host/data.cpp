@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "harness/challenge_api/input_refresh.h"
 #include "harness/core/parallel.h"
 #include "harness/core/rng.h"
 
@@ -48,17 +49,7 @@ void generate_inputs(const LnCase& c, uint64_t seed, float* x, float* gamma, flo
 }
 
 void swap_two_in_each_row(const LnCase& c, uint64_t seed, float* rows) {
-  if (c.dim < 2) return;
-  const auto dim = static_cast<size_t>(c.dim);
-  harness::parallel_for(static_cast<size_t>(c.rows), [&](size_t begin, size_t end) {
-    for (size_t r = begin; r < end; ++r) {
-      harness::Rng rng(harness::derive_seed(seed, r));
-      const size_t a = rng.below(dim);
-      size_t b = rng.below(dim - 1);
-      if (b >= a) ++b;
-      std::swap(rows[r * dim + a], rows[r * dim + b]);
-    }
-  });
+  harness::swap_two_in_each_row(rows, c.rows, c.dim, seed);
 }
 
 }  // namespace layernorm

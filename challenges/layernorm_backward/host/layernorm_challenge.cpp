@@ -38,7 +38,7 @@ class LayerNormChallenge : public harness::Challenge {
       ctx.params()["rows"] = c.rows;
       ctx.params()["dim"] = c.dim;
     }
-    const Tolerances tolerances = tolerances_from_config();
+    const Tolerances tolerances = element_tolerances();
     const nlohmann::json shape = {{"rows", c.rows}, {"dim", c.dim}};
     const auto reply = ctx.call("saved_state_bytes", shape, {});
     if (!reply.scalars.contains("bytes") || !reply.scalars["bytes"].is_number_integer()) {
@@ -173,16 +173,6 @@ class LayerNormChallenge : public harness::Challenge {
     memory.score = count ? 100.0 * sum / static_cast<double>(count) : 0.0;
     memory.detail = count ? fmt::format("saved state up to {:.1f}x the minimum of 2 floats per row", worst_ratio) : "";
     return {{"memory", memory}};
-  }
-
- private:
-  Tolerances tolerances_from_config() const {
-    Tolerances t;
-    for (const auto& [name, value] : config().tolerances.items()) {
-      t[name] = harness::Tolerance{value.at("rtol").get<double>(), value.at("scale_atol").get<double>(),
-                                   value.value("float32_factor", 0.0)};
-    }
-    return t;
   }
 };
 
