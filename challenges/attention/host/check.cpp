@@ -1,0 +1,311 @@
+#include "check.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "attention/sdpa_reference.h"
+#include "harness/core/parallel.h"
+
+namespace attention {
+
+namespace {
+
+using Vec = std::vector<double>;
+
+Vec widen(const float* values, int64_t n) { return Vec(values, values + n); }
+
+double dot(const double* a, const double* b, int64_t n) {
+  double sum = 0;
+  for (int64_t d = 0; d < n; ++d) sum += a[d] * b[d];
+  return sum;
+}
+
+double max_abs(const double* values, int64_t n) {
+  double m = 0;
+  for (int64_t i = 0; i < n; ++i) m = std::max(m, std::fabs(values[i]));
+  return m;
+}
+
+reference::SdpaShape shape_of(const AttnCase& c) { return {c.n_q, c.n_kv, c.dim, c.scale(), c.causal}; }
+
+// Where a kv head's and a query head's rows start, in elements.
+int64_t kv_head_of(const AttnCase& c, int64_t q_head) {
+  return q_head / c.heads_q * c.heads_kv + q_head % c.heads_q / c.group();
+}
+
+// The magnitude of query i's scores before they cancel, an upper bound of
+// scale * sum_d |q_d k_d| over its keys: how far a float32 rounding of the
+// dot products moves them, in units of eps32 (README.md, Tolerances).
+double score_term(const AttnCase& c, const double* q_row, const Vec& k_column_max) {
+  double sum = 0;
+  for (int64_t d = 0; d < c.dim; ++d) sum += std::fabs(q_row[d]) * k_column_max[static_cast<size_t>(d)];
+  return c.scale() * sum;
+}
+
+Vec column_max(const double* rows, int64_t count, int64_t dim) {
+  Vec m(static_cast<size_t>(dim), 0.0);
+  for (int64_t r = 0; r < count; ++r) {
+    for (int64_t d = 0; d < dim; ++d)
+      m[static_cast<size_t>(d)] = std::max(m[static_cast<size_t>(d)], std::fabs(rows[r * dim + d]));
+  }
+  return m;
+}
+
+// Compares one tensor and folds it into the report.
+void compare(harness::CheckReport& report, const std::string& name, const float* got, const Vec& reference,
+             const std::vector<int64_t>& shape, const Tolerances& tolerances, const harness::ErrorScale* scale,
+             const harness::Conditioning* conditioning) {
+  harness::compare_into(report, name, got, reference.data(), reference.size(), shape, tolerances.at(name), scale,
+                        conditioning);
+}
+
+void fail(harness::CheckReport& report, const std::string& message) {
+  report.ok = false;
+  report.message += (report.message.empty() ? "" : "; ") + message;
+}
+
+// Rows that see no key must hold o = 0 and lse = -inf exactly (README.md,
+// "Queries that see no key"); their reference lse is then set to 0, and the
+// submission's copy too, so that the comparison sees only the other rows.
+std::vector<float> masked_rows_checked(harness::CheckReport& report, const AttnCase& c, const float* o,
+                                       const float* lse, int64_t first_row, int64_t rows, Vec& lse_reference) {
+  std::vector<float> lse_copy(lse, lse + rows);
+  const reference::SdpaShape s = shape_of(c);
+  int64_t wrong = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t i = (first_row + r) % c.n_q;
+    if (reference::sdpa_visible_keys(s, i) > 0) continue;
+    const float* o_row = o + r * c.dim;
+    const bool zero = std::all_of(o_row, o_row + c.dim, [](float x) { return x == 0.0f; });
+    const bool minus_inf = std::isinf(lse[r]) && lse[r] < 0;
+    if ((!zero || !minus_inf) && wrong++ == 0) {
+      fail(report, fmt::format("query row {} sees no key: o must be 0 and lse -inf, got lse {} and o[0] {}",
+                               first_row + r, lse[r], o_row[0]));
+    }
+    lse_copy[static_cast<size_t>(r)] = 0.0f;
+    lse_reference[static_cast<size_t>(r)] = 0.0;
+  }
+  if (wrong > 1) report.message += fmt::format(" ({} such rows wrong)", wrong);
+  return lse_copy;
+}
+
+}  // namespace
+
+harness::CheckReport check_forward(const AttnCase& c, const ForwardTensors& t, const Tolerances& tolerances) {
+  const reference::SdpaShape s = shape_of(c);
+  const int64_t heads = c.batch * c.heads_q, q_size = c.n_q * c.dim, kv_size = c.n_kv * c.dim;
+  Vec o_ref(static_cast<size_t>(heads * q_size)), lse_ref(static_cast<size_t>(heads * c.n_q));
+  Vec head_term(static_cast<size_t>(heads), 0.0), head_v(static_cast<size_t>(heads), 0.0);
+  harness::parallel_for(static_cast<size_t>(heads), [&](size_t begin, size_t end) {
+    for (auto h = static_cast<int64_t>(begin); h < static_cast<int64_t>(end); ++h) {
+      const int64_t kv = kv_head_of(c, h);
+      const Vec q = widen(t.q + h * q_size, q_size), k = widen(t.k + kv * kv_size, kv_size),
+                v = widen(t.v + kv * kv_size, kv_size);
+      reference::sdpa_forward_head(s, q.data(), k.data(), v.data(), o_ref.data() + h * q_size,
+                                   lse_ref.data() + h * c.n_q);
+      const Vec k_max = column_max(k.data(), c.n_kv, c.dim);
+      for (int64_t i = 0; i < c.n_q; ++i) {
+        head_term[static_cast<size_t>(h)] =
+            std::max(head_term[static_cast<size_t>(h)], score_term(c, q.data() + i * c.dim, k_max));
+      }
+      head_v[static_cast<size_t>(h)] = max_abs(v.data(), kv_size);
+    }
+  });
+  const double term = *std::max_element(head_term.begin(), head_term.end());
+  const double v_max = *std::max_element(head_v.begin(), head_v.end());
+  harness::CheckReport report;
+  const std::vector<float> lse = masked_rows_checked(report, c, t.o, t.lse, 0, c.q_rows(), lse_ref);
+  // o is a mean of v's rows: its rounding is of max|v|'s size, and a score
+  // rounded by eps32 * term moves it by up to that times max|v|.
+  const harness::ErrorScale o_scale{v_max, "max|v|"};
+  const harness::Conditioning o_conditioning{term * v_max, "max score term * max|v|"};
+  const harness::Conditioning lse_conditioning{term, "max score term (scale * sum_d |q_d| max_j |k_jd|)"};
+  compare(report, "o", t.o, o_ref, {c.batch, c.heads_q, c.n_q, c.dim}, tolerances, &o_scale, &o_conditioning);
+  compare(report, "lse", lse.data(), lse_ref, {c.batch, c.heads_q, c.n_q}, tolerances, nullptr, &lse_conditioning);
+  return report;
+}
+
+namespace {
+
+// The float64 backward of one kv head and its query heads, with the term
+// scales of dq, dk and dv: what their sums add before they cancel.
+struct KvHeadGradients {
+  Vec dq;  // [group, n_q, dim]
+  Vec dk, dv;
+  double dq_term = 0, dk_term = 0, dv_term = 0, score = 0;
+};
+
+KvHeadGradients kv_head_gradients(const AttnCase& c, const BackwardTensors& t, int64_t kv) {
+  const reference::SdpaShape s = shape_of(c);
+  const int64_t q_size = c.n_q * c.dim, kv_size = c.n_kv * c.dim;
+  const Vec k = widen(t.k + kv * kv_size, kv_size), v = widen(t.v + kv * kv_size, kv_size);
+  const Vec k_max = column_max(k.data(), c.n_kv, c.dim);
+  const double k_row_max = max_abs(k.data(), kv_size);
+  KvHeadGradients g;
+  g.dq.assign(static_cast<size_t>(c.group() * q_size), 0.0);
+  g.dk.assign(static_cast<size_t>(kv_size), 0.0);
+  g.dv.assign(static_cast<size_t>(kv_size), 0.0);
+  Vec dk_terms(static_cast<size_t>(c.n_kv), 0.0), dv_terms(static_cast<size_t>(c.n_kv), 0.0);
+  Vec o(static_cast<size_t>(q_size)), lse(static_cast<size_t>(c.n_q));
+  const int64_t first_q_head = kv / c.heads_kv * c.heads_q + kv % c.heads_kv * c.group();
+  for (int64_t member = 0; member < c.group(); ++member) {
+    const int64_t h = first_q_head + member;
+    const Vec q = widen(t.q + h * q_size, q_size), dout = widen(t.dout + h * q_size, q_size);
+    reference::sdpa_backward_head(s, q.data(), k.data(), v.data(), dout.data(), g.dq.data() + member * q_size,
+                                  g.dk.data(), g.dv.data());
+    reference::sdpa_forward_head(s, q.data(), k.data(), v.data(), o.data(), lse.data());
+    for (int64_t i = 0; i < c.n_q; ++i) {
+      const int64_t visible = reference::sdpa_visible_keys(s, i);
+      const double* q_row = q.data() + i * c.dim;
+      const double* dout_row = dout.data() + i * c.dim;
+      g.score = std::max(g.score, score_term(c, q_row, k_max));
+      const double row_term = std::fabs(dot(dout_row, o.data() + i * c.dim, c.dim));
+      const double q_row_max = max_abs(q_row, c.dim), dout_row_max = max_abs(dout_row, c.dim);
+      double dq_term = 0;
+      for (int64_t j = 0; j < visible; ++j) {
+        const double p = std::exp(s.scale * dot(q_row, k.data() + j * c.dim, c.dim) - lse[static_cast<size_t>(i)]);
+        const double ds_term = p * (std::fabs(dot(dout_row, v.data() + j * c.dim, c.dim)) + row_term);
+        dq_term += s.scale * ds_term * k_row_max;
+        dk_terms[static_cast<size_t>(j)] += s.scale * ds_term * q_row_max;
+        dv_terms[static_cast<size_t>(j)] += p * dout_row_max;
+      }
+      g.dq_term = std::max(g.dq_term, dq_term);
+    }
+  }
+  g.dk_term = *std::max_element(dk_terms.begin(), dk_terms.end());
+  g.dv_term = *std::max_element(dv_terms.begin(), dv_terms.end());
+  return g;
+}
+
+}  // namespace
+
+harness::CheckReport check_backward(const AttnCase& c, const BackwardTensors& t, const Tolerances& tolerances) {
+  const int64_t kv_heads = c.batch * c.heads_kv, q_size = c.n_q * c.dim, kv_size = c.n_kv * c.dim;
+  Vec dq_ref(static_cast<size_t>(c.q_rows() * c.dim)), dk_ref(static_cast<size_t>(c.kv_rows() * c.dim)),
+      dv_ref(static_cast<size_t>(c.kv_rows() * c.dim));
+  std::vector<KvHeadGradients> terms(static_cast<size_t>(kv_heads));
+  harness::parallel_for(static_cast<size_t>(kv_heads), [&](size_t begin, size_t end) {
+    for (auto kv = static_cast<int64_t>(begin); kv < static_cast<int64_t>(end); ++kv) {
+      KvHeadGradients g = kv_head_gradients(c, t, kv);
+      const int64_t first_q_head = kv / c.heads_kv * c.heads_q + kv % c.heads_kv * c.group();
+      std::copy(g.dq.begin(), g.dq.end(), dq_ref.begin() + first_q_head * q_size);
+      std::copy(g.dk.begin(), g.dk.end(), dk_ref.begin() + kv * kv_size);
+      std::copy(g.dv.begin(), g.dv.end(), dv_ref.begin() + kv * kv_size);
+      g.dq = g.dk = g.dv = Vec();
+      terms[static_cast<size_t>(kv)] = std::move(g);
+    }
+  });
+  double dq_term = 0, dk_term = 0, dv_term = 0, score = 0;
+  for (const KvHeadGradients& g : terms) {
+    dq_term = std::max(dq_term, g.dq_term);
+    dk_term = std::max(dk_term, g.dk_term);
+    dv_term = std::max(dv_term, g.dv_term);
+    score = std::max(score, g.score);
+  }
+  // Each gradient is a sum whose terms can cancel (dS = p * (dp - rowsum(dout
+  // * o)) does near one-hot rows): its float32 rounding is of the terms' size.
+  const harness::ErrorScale dq_scale{dq_term, "max_i scale * sum_j p|dp - D| terms * max|k|"};
+  const harness::ErrorScale dk_scale{dk_term, "max_j scale * sum_i p|dp - D| terms * max|q|"};
+  const harness::ErrorScale dv_scale{dv_term, "max_j sum_i p * max|dout|"};
+  const harness::Conditioning dq_conditioning{score * dq_term, "max score term * dq's term scale"};
+  const harness::Conditioning dk_conditioning{score * dk_term, "max score term * dk's term scale"};
+  const harness::Conditioning dv_conditioning{score * dv_term, "max score term * dv's term scale"};
+  harness::CheckReport report;
+  compare(report, "dq", t.dq, dq_ref, {c.batch, c.heads_q, c.n_q, c.dim}, tolerances, &dq_scale, &dq_conditioning);
+  compare(report, "dk", t.dk, dk_ref, {c.batch, c.heads_kv, c.n_kv, c.dim}, tolerances, &dk_scale, &dk_conditioning);
+  compare(report, "dv", t.dv, dv_ref, {c.batch, c.heads_kv, c.n_kv, c.dim}, tolerances, &dv_scale, &dv_conditioning);
+  return report;
+}
+
+harness::CheckReport check_forward_row(const AttnCase& c, const ForwardTensors& t, int64_t row,
+                                       const Tolerances& tolerances) {
+  const int64_t h = row / c.n_q, i = row % c.n_q, kv = kv_head_of(c, h);
+  const reference::SdpaShape s = shape_of(c);
+  const int64_t visible = reference::sdpa_visible_keys(s, i);
+  harness::CheckReport report;
+  const float* o = t.o + row * c.dim;
+  Vec o_ref(static_cast<size_t>(c.dim), 0.0), lse_ref(1, 0.0);
+  if (visible == 0) {
+    masked_rows_checked(report, c, o, t.lse + row, row, 1, lse_ref);
+    return report;
+  }
+  // The row alone: its visible keys, unmasked.
+  const Vec q = widen(t.q + row * c.dim, c.dim), k = widen(t.k + kv * c.n_kv * c.dim, visible * c.dim),
+            v = widen(t.v + kv * c.n_kv * c.dim, visible * c.dim);
+  reference::sdpa_forward_head({1, visible, c.dim, s.scale, false}, q.data(), k.data(), v.data(), o_ref.data(),
+                               lse_ref.data());
+  const double v_max = max_abs(v.data(), visible * c.dim);
+  const double term = score_term(c, q.data(), column_max(k.data(), visible, c.dim));
+  const harness::ErrorScale o_scale{v_max, "max|v|"};
+  const harness::Conditioning o_conditioning{term * v_max, "max score term * max|v|"};
+  const harness::Conditioning lse_conditioning{term, "max score term (scale * sum_d |q_d| max_j |k_jd|)"};
+  compare(report, "o", o, o_ref, {c.dim}, tolerances, &o_scale, &o_conditioning);
+  compare(report, "lse", t.lse + row, lse_ref, {1}, tolerances, nullptr, &lse_conditioning);
+  return report;
+}
+
+harness::CheckReport check_backward_row(const AttnCase& c, const BackwardTensors& t, int64_t row,
+                                        const Tolerances& tolerances) {
+  const reference::SdpaShape s = shape_of(c);
+  harness::CheckReport report;
+  {
+    // dq of query row `row`: its own visible keys alone.
+    const int64_t h = row / c.n_q, i = row % c.n_q, kv = kv_head_of(c, h);
+    const int64_t visible = reference::sdpa_visible_keys(s, i);
+    Vec dq_ref(static_cast<size_t>(c.dim), 0.0);
+    double term = 0;
+    if (visible > 0) {
+      const Vec q = widen(t.q + row * c.dim, c.dim), dout = widen(t.dout + row * c.dim, c.dim),
+                k = widen(t.k + kv * c.n_kv * c.dim, visible * c.dim),
+                v = widen(t.v + kv * c.n_kv * c.dim, visible * c.dim);
+      Vec dk(static_cast<size_t>(visible * c.dim)), dv(dk.size());
+      reference::sdpa_backward_head({1, visible, c.dim, s.scale, false}, q.data(), k.data(), v.data(), dout.data(),
+                                    dq_ref.data(), dk.data(), dv.data());
+      // The same term scale as the full check, with the given o and lse.
+      const double row_term = std::fabs(dot(dout.data(), widen(t.o + row * c.dim, c.dim).data(), c.dim));
+      const double k_max = max_abs(k.data(), visible * c.dim);
+      for (int64_t j = 0; j < visible; ++j) {
+        const double p =
+            std::exp(s.scale * dot(q.data(), k.data() + j * c.dim, c.dim) - static_cast<double>(t.lse[row]));
+        term += s.scale * p * (std::fabs(dot(dout.data(), v.data() + j * c.dim, c.dim)) + row_term) * k_max;
+      }
+    }
+    const harness::ErrorScale scale{term, "scale * sum_j p|dp - D| terms * max|k|"};
+    compare(report, "dq", t.dq + row * c.dim, dq_ref, {c.dim}, tolerances, &scale, nullptr);
+  }
+  // dk and dv of kv row `row % kv_rows`, from every query of its group that
+  // sees it, with the o and lse the submission was given.
+  const int64_t kv_row = row % c.kv_rows(), kv = kv_row / c.n_kv, j = kv_row % c.n_kv;
+  const Vec k = widen(t.k + kv_row * c.dim, c.dim), v = widen(t.v + kv_row * c.dim, c.dim);
+  Vec dk_ref(static_cast<size_t>(c.dim), 0.0), dv_ref(dk_ref.size(), 0.0);
+  double dk_term = 0, dv_term = 0;
+  const int64_t first_q_head = kv / c.heads_kv * c.heads_q + kv % c.heads_kv * c.group();
+  for (int64_t h = first_q_head; h < first_q_head + c.group(); ++h) {
+    for (int64_t i = 0; i < c.n_q; ++i) {
+      if (reference::sdpa_visible_keys(s, i) <= j) continue;
+      const int64_t r = h * c.n_q + i;
+      const Vec q = widen(t.q + r * c.dim, c.dim), dout = widen(t.dout + r * c.dim, c.dim),
+                o = widen(t.o + r * c.dim, c.dim);
+      const double p = std::exp(s.scale * dot(q.data(), k.data(), c.dim) - static_cast<double>(t.lse[r]));
+      const double dp = dot(dout.data(), v.data(), c.dim), row_term = dot(dout.data(), o.data(), c.dim);
+      const double ds = p * (dp - row_term);
+      for (int64_t d = 0; d < c.dim; ++d) {
+        dk_ref[static_cast<size_t>(d)] += s.scale * ds * q[static_cast<size_t>(d)];
+        dv_ref[static_cast<size_t>(d)] += p * dout[static_cast<size_t>(d)];
+      }
+      dk_term += s.scale * p * (std::fabs(dp) + std::fabs(row_term)) * max_abs(q.data(), c.dim);
+      dv_term += p * max_abs(dout.data(), c.dim);
+    }
+  }
+  const harness::ErrorScale dk_scale{dk_term, "scale * sum_i p|dp - D| terms * max|q|"};
+  const harness::ErrorScale dv_scale{dv_term, "sum_i p * max|dout|"};
+  compare(report, "dk", t.dk + kv_row * c.dim, dk_ref, {c.dim}, tolerances, &dk_scale, nullptr);
+  compare(report, "dv", t.dv + kv_row * c.dim, dv_ref, {c.dim}, tolerances, &dv_scale, nullptr);
+  return report;
+}
+
+}  // namespace attention

@@ -1,0 +1,42 @@
+// Fast CPU attention, forward and backward: FlashAttention-style tiles with
+// an online softmax, over the persistent thread pool. Plain functions on raw
+// host pointers, not tied to the harness ABI (submissions/attention/cpu-fast
+// wraps them). Layouts and semantics are those of challenges/attention/attention.h.
+#ifndef ATTENTION_CPU_H
+#define ATTENTION_CPU_H
+
+#include <cstdint>
+
+namespace attention::cpu {
+
+struct Shape {
+  int64_t batch = 1;
+  int64_t heads_q = 1;
+  int64_t heads_kv = 1;  // divides heads_q
+  int64_t n_q = 1;
+  int64_t n_kv = 1;
+  int64_t dim = 1;
+  float scale = 1.0f;
+  bool causal = false;  // key j seen by query i when j <= i + n_kv - n_q
+};
+
+// o [batch, heads_q, n_q, dim] and lse [batch, heads_q, n_q], every element
+// written; a query that sees no key gets o = 0 and lse = -inf. Parallel over
+// (batch, query head, tile of 64 queries); key tiles the causal mask hides
+// entirely are skipped. Needs every size >= 1.
+// May throw std::bad_alloc (per-thread tile scratch, kept between calls).
+void forward(const float* q, const float* k, const float* v, const Shape& shape, float* o, float* lse);
+
+// dq, dk, dv for dL/do = dout, given the forward's o and lse (lse used as
+// given: p = exp(s - lse)). Deterministic, independent of the thread count:
+// dk and dv are each summed by one task per (batch, kv head, key tile), in
+// a fixed order over the group's query heads and query tiles; dq by one task
+// per (batch, query head, query tile). Scratch besides the per-thread tiles:
+// batch * heads_q * n_q floats of rowsum(dout * o).
+// May throw std::bad_alloc.
+void backward(const float* q, const float* k, const float* v, const float* o, const float* lse, const float* dout,
+              const Shape& shape, float* dq, float* dk, float* dv);
+
+}  // namespace attention::cpu
+
+#endif  // ATTENTION_CPU_H

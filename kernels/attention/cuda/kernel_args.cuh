@@ -1,0 +1,65 @@
+// What the attention kernels receive: the shape as int (supported() keeps
+// every size and position below 2^31 - 256) and the tensors.
+#ifndef ATTENTION_CUDA_KERNEL_ARGS_CUH
+#define ATTENTION_CUDA_KERNEL_ARGS_CUH
+
+namespace attention::cuda::detail {
+
+struct Geometry {
+  int heads_q = 1;
+  int heads_kv = 1;
+  int group = 1;  // heads_q / heads_kv: query head h reads kv head h / group
+  int n_q = 1;
+  int n_kv = 1;
+  int dim = 1;
+  float scale = 1.0f;
+  bool causal = false;
+  bool vec4 = false;  // dim % 4 == 0 and every input 16-byte aligned: tiles load as float4
+};
+
+struct ForwardArgs {
+  Geometry g;
+  const float* q;
+  const float* k;
+  const float* v;
+  float* o;
+  float* lse;
+};
+
+struct BackwardArgs {
+  Geometry g;
+  const float* q;
+  const float* k;
+  const float* v;
+  const float* o;
+  const float* lse;
+  const float* dout;
+  float* dq;
+  float* dk;
+  float* dv;
+};
+
+// Query i sees key j: both inside the tensors (tiles run past their ends)
+// and, under the causal mask, j <= i + n_kv - n_q, written so that nothing
+// overflows.
+__device__ __forceinline__ bool visible(const Geometry& g, int i, int j) {
+  return i < g.n_q && j < g.n_kv && (!g.causal || j - g.n_kv <= i - g.n_q);
+}
+
+// Keys [0, key_end) hold every key that some query of [q0, q0 + rows) sees;
+// 0 when the causal mask hides every key from all of them.
+__device__ __forceinline__ int key_end(const Geometry& g, int q0, int rows) {
+  if (!g.causal) return g.n_kv;
+  const int last = min(q0 + rows, g.n_q) - 1;
+  return max(0, min(g.n_kv, last + 1 - g.n_q + g.n_kv));
+}
+
+// The first query that sees any key from k0 on: under the causal mask,
+// query i sees key k0 when i >= k0 - (n_kv - n_q).
+__device__ __forceinline__ int query_begin(const Geometry& g, int k0) {
+  return g.causal ? max(0, k0 - g.n_kv + g.n_q) : 0;
+}
+
+}  // namespace attention::cuda::detail
+
+#endif  // ATTENTION_CUDA_KERNEL_ARGS_CUH

@@ -1,0 +1,53 @@
+// ABI shim of the project's fast CUDA kernels (kernels/attention/cuda).
+#include "abi_support.h"
+#include "attention/cuda/attention_cuda.cuh"
+#include "cuda_support.h"
+
+namespace {
+
+namespace ac = attention::cuda;
+using attention_abi::cuda_fail;
+
+ac::Shape shape_of(int64_t batch, int64_t heads_q, int64_t heads_kv, int64_t n_q, int64_t n_kv, int64_t dim,
+                   float scale, int32_t causal) {
+  return ac::Shape{batch, heads_q, heads_kv, n_q, n_kv, dim, scale, causal != 0};
+}
+
+// OK when the kernels take the shape on the current device, else why not.
+harness_status check_supported(const ac::Shape& shape) {
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return cuda_fail("cudaGetDevice", err);
+  ac::DeviceLimits limits;
+  err = attention_abi::device_attribute(device, cudaDevAttrMaxSharedMemoryPerBlockOptin, &limits.max_shared_per_block);
+  if (err != cudaSuccess) return cuda_fail("cudaDeviceGetAttribute", err);
+  const char* why = "";
+  if (!ac::supported(shape, limits, &why)) return attention_abi::fail(HARNESS_STATUS_UNSUPPORTED, why);
+  return HARNESS_STATUS_OK;
+}
+
+harness_status forward(const float* q, const float* k, const float* v, int64_t batch, int64_t heads_q, int64_t heads_kv,
+                       int64_t n_q, int64_t n_kv, int64_t dim, float scale, int32_t causal, float* o, float* lse,
+                       void* stream) {
+  const ac::Shape shape = shape_of(batch, heads_q, heads_kv, n_q, n_kv, dim, scale, causal);
+  const harness_status status = check_supported(shape);
+  if (status != HARNESS_STATUS_OK) return status;
+  const cudaError_t err = ac::forward(shape, q, k, v, o, lse, static_cast<cudaStream_t>(stream));
+  if (err != cudaSuccess) return cuda_fail("attention forward launch", err);
+  return HARNESS_STATUS_OK;
+}
+
+harness_status backward(const float* q, const float* k, const float* v, const float* o, const float* lse,
+                        const float* dout, int64_t batch, int64_t heads_q, int64_t heads_kv, int64_t n_q, int64_t n_kv,
+                        int64_t dim, float scale, int32_t causal, float* dq, float* dk, float* dv, void* stream) {
+  const ac::Shape shape = shape_of(batch, heads_q, heads_kv, n_q, n_kv, dim, scale, causal);
+  const harness_status status = check_supported(shape);
+  if (status != HARNESS_STATUS_OK) return status;
+  const cudaError_t err = ac::backward(shape, q, k, v, o, lse, dout, dq, dk, dv, static_cast<cudaStream_t>(stream));
+  if (err != cudaSuccess) return cuda_fail("attention backward launch", err);
+  return HARNESS_STATUS_OK;
+}
+
+}  // namespace
+
+ATTENTION_EXPORT_ABI(forward, backward)
