@@ -107,7 +107,9 @@ class StatelessRun {
   StatelessRun(CaseContext& ctx, const StatelessCase& c) : ctx_(ctx), c_(c) {}
 
   void run() {
-    const size_t set_count = ctx_.timing_wanted() ? ctx_.timing_sets(timed_bytes()) : 2;
+    const size_t set_count = !ctx_.timing_wanted() ? 2
+                             : c_.timing_sets > 0  ? std::max<size_t>(2, c_.timing_sets)
+                                                   : ctx_.timing_sets(timed_bytes());
     if (ctx_.timing_wanted()) check_refresh(ctx_, c_);
     sets_.reserve(set_count);
     for (size_t s = 0; s < 2; ++s) sets_.push_back(make_set(ctx_, c_, s));

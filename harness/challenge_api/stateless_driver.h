@@ -52,6 +52,12 @@ struct StatelessCase {
   // an answer replayed in any round fails.
   std::function<CheckReport(const HostTensors& inputs, const TensorViews& tensors, int64_t row)> check_row;
   int64_t rows = 0;
+  // Perf cases: how many input sets the timing rotates through. 0: enough
+  // that they exceed twice the device's cache, so that a bandwidth-bound op
+  // reads from memory. A compute-bound op may ask for fewer (at least 2):
+  // each set costs a float64 check, and the cache changes little of its time
+  // (its timing is then recorded as cache warm).
+  size_t timing_sets = 0;
 };
 
 void run_stateless_case(CaseContext& ctx, const StatelessCase& c);

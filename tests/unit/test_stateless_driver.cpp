@@ -161,42 +161,61 @@ TEST(StatelessDriver, ATimingTheHarnessClockContradictsIsForged) {
   ASSERT_TRUE(honest.result.timing->witness.has_value());
 }
 
-// The timed op binds 128 KiB of a case's 1.1 MiB; with a 1 MiB cache the
-// sets must be counted by the timed op's tensors (16 sets), not by the
-// case's (2 sets, 256 KiB together: warm, so no speed is impossible).
-TEST(StatelessDriver, SetsAreCountedByTheTimedOpsTensorsSoTheCaseIsCold) {
-  Fixture f(Suite::perf);
-  f.executor.behaviour = [](const std::vector<Binding>& t, int) {
-    if (t.size() == 2 && t[0].tensor->spec().name == "a") {
-      std::memset(t[1].tensor->raw(), 1, t[1].tensor->bytes());
-    } else {
-      std::memcpy(t[1].tensor->raw(), t[0].tensor->raw(), t[1].tensor->bytes());
-    }
-    return HARNESS_STATUS_OK;
-  };
+// A perf case whose timed op (copy) binds 128 KiB of the case's 1.1 MiB.
+struct FillThenCopy {
+  Fixture f{Suite::perf};
   StatelessCase op;
-  op.tensors = {TensorSpec{"a", DType::f32, {256 * 1024}}, TensorSpec{"s", DType::f32, {16 * 1024}},
-                TensorSpec{"z", DType::f32, {16 * 1024}}, TensorSpec{"b", DType::f32, {1}}};
-  op.generated = {"a", "b"};
-  op.generate = [](uint64_t, HostTensors& in) {
-    std::memset(in.at("a").raw(), 0, in.at("a").bytes());
-    std::memset(in.at("b").raw(), 0, in.at("b").bytes());
-  };
-  op.refresh = [](uint64_t, HostTensors& in) { in.at("b").as<float>()[0] += 1; };
-  op.refreshed = {"b"};
-  op.rows = 1;
-  op.check_row = [](const HostTensors&, const TensorViews&, int64_t) { return CheckReport{}; };
-  OpStep fill;
-  fill.op = "fill";
-  OpStep copy;
-  copy.op = "copy";
-  op.steps = {fill, copy};
-  op.timed_step = 1;
-  CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result, test_ops());
-  EXPECT_NO_THROW(run_stateless_case(ctx, op));
-  ASSERT_TRUE(f.result.timing.has_value());
-  EXPECT_EQ(f.result.timing->sets, 16u);
-  EXPECT_TRUE(f.result.timing->cache_cold);
+  FillThenCopy() {
+    f.executor.behaviour = [](const std::vector<Binding>& t, int) {
+      if (t.size() == 2 && t[0].tensor->spec().name == "a") {
+        std::memset(t[1].tensor->raw(), 1, t[1].tensor->bytes());
+      } else {
+        std::memcpy(t[1].tensor->raw(), t[0].tensor->raw(), t[1].tensor->bytes());
+      }
+      return HARNESS_STATUS_OK;
+    };
+    op.tensors = {TensorSpec{"a", DType::f32, {256 * 1024}}, TensorSpec{"s", DType::f32, {16 * 1024}},
+                  TensorSpec{"z", DType::f32, {16 * 1024}}, TensorSpec{"b", DType::f32, {1}}};
+    op.generated = {"a", "b"};
+    op.generate = [](uint64_t, HostTensors& in) {
+      std::memset(in.at("a").raw(), 0, in.at("a").bytes());
+      std::memset(in.at("b").raw(), 0, in.at("b").bytes());
+    };
+    op.refresh = [](uint64_t, HostTensors& in) { in.at("b").as<float>()[0] += 1; };
+    op.refreshed = {"b"};
+    op.rows = 1;
+    op.check_row = [](const HostTensors&, const TensorViews&, int64_t) { return CheckReport{}; };
+    OpStep fill;
+    fill.op = "fill";
+    OpStep copy;
+    copy.op = "copy";
+    op.steps = {fill, copy};
+    op.timed_step = 1;
+  }
+  void run() {
+    CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result, test_ops());
+    EXPECT_NO_THROW(run_stateless_case(ctx, op));
+    ASSERT_TRUE(f.result.timing.has_value());
+  }
+};
+
+// With a 1 MiB cache the sets must be counted by the timed op's tensors (16
+// sets), not by the case's (2 sets, 256 KiB together: warm, so no speed is
+// impossible).
+TEST(StatelessDriver, SetsAreCountedByTheTimedOpsTensorsSoTheCaseIsCold) {
+  FillThenCopy c;
+  c.run();
+  EXPECT_EQ(c.f.result.timing->sets, 16u);
+  EXPECT_TRUE(c.f.result.timing->cache_cold);
+}
+
+// A compute-bound op asks for fewer sets; its timing says it ran warm.
+TEST(StatelessDriver, ACaseMayAskForFewerSetsAndIsThenWarm) {
+  FillThenCopy c;
+  c.op.timing_sets = 3;
+  c.run();
+  EXPECT_EQ(c.f.result.timing->sets, 3u);
+  EXPECT_FALSE(c.f.result.timing->cache_cold);
 }
 
 TEST(StatelessDriver, ALaterOpReadingAnotherSetsStateIsCaught) {
