@@ -104,6 +104,9 @@ class AttentionChallenge : public harness::Challenge {
     }
     op.steps = {step};
     op.timed_step = 0;
+    // Compute-bound: three sets suffice against remembered answers, and
+    // each costs a float64 check.
+    op.timing_sets = 3;
     harness::run_stateless_case(ctx, op);
     record_memory_allowance(c, ctx);
   }

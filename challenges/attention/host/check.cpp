@@ -9,6 +9,7 @@
 
 #include "attention/sdpa_reference.h"
 #include "harness/core/parallel.h"
+#include "row_pieces.h"
 
 namespace attention {
 
@@ -18,11 +19,7 @@ using Vec = std::vector<double>;
 
 Vec widen(const float* values, int64_t n) { return Vec(values, values + n); }
 
-double dot(const double* a, const double* b, int64_t n) {
-  double sum = 0;
-  for (int64_t d = 0; d < n; ++d) sum += a[d] * b[d];
-  return sum;
-}
+double dot(const double* a, const double* b, int64_t n) { return reference::sdpa_dot(a, b, n); }
 
 double max_abs(const double* values, int64_t n) {
   double m = 0;
@@ -95,28 +92,43 @@ std::vector<float> masked_rows_checked(harness::CheckReport& report, const AttnC
 
 }  // namespace
 
+namespace {
+
+// One kv head's k and v in float64, with what the bounds need of them.
+struct KvHead {
+  Vec k, v, k_column_max;
+  double k_max = 0, v_max = 0;
+  KvHead(const AttnCase& c, const float* k32, const float* v32, int64_t kv)
+      : k(widen(k32 + kv * c.n_kv * c.dim, c.n_kv * c.dim)), v(widen(v32 + kv * c.n_kv * c.dim, c.n_kv * c.dim)) {
+    k_column_max = column_max(k.data(), c.n_kv, c.dim);
+    k_max = max_abs(k.data(), c.n_kv * c.dim);
+    v_max = max_abs(v.data(), c.n_kv * c.dim);
+  }
+};
+
+}  // namespace
+
 harness::CheckReport check_forward(const AttnCase& c, const ForwardTensors& t, const Tolerances& tolerances) {
-  const reference::SdpaShape s = shape_of(c);
-  const int64_t heads = c.batch * c.heads_q, q_size = c.n_q * c.dim, kv_size = c.n_kv * c.dim;
-  Vec o_ref(static_cast<size_t>(heads * q_size)), lse_ref(static_cast<size_t>(heads * c.n_q));
-  Vec head_term(static_cast<size_t>(heads), 0.0), head_v(static_cast<size_t>(heads), 0.0);
-  harness::parallel_for(static_cast<size_t>(heads), [&](size_t begin, size_t end) {
-    for (auto h = static_cast<int64_t>(begin); h < static_cast<int64_t>(end); ++h) {
-      const int64_t kv = kv_head_of(c, h);
-      const Vec q = widen(t.q + h * q_size, q_size), k = widen(t.k + kv * kv_size, kv_size),
-                v = widen(t.v + kv * kv_size, kv_size);
-      reference::sdpa_forward_head(s, q.data(), k.data(), v.data(), o_ref.data() + h * q_size,
-                                   lse_ref.data() + h * c.n_q);
-      const Vec k_max = column_max(k.data(), c.n_kv, c.dim);
-      for (int64_t i = 0; i < c.n_q; ++i) {
-        head_term[static_cast<size_t>(h)] =
-            std::max(head_term[static_cast<size_t>(h)], score_term(c, q.data() + i * c.dim, k_max));
+  Vec o_ref(static_cast<size_t>(c.q_rows() * c.dim)), lse_ref(static_cast<size_t>(c.q_rows()));
+  double term = 0, v_max = 0;
+  for (int64_t kv = 0; kv < c.batch * c.heads_kv; ++kv) {
+    const KvHead head(c, t.k, t.v, kv);
+    const std::vector<RowPiece> pieces = pieces_of(c, kv);
+    Vec piece_term(pieces.size(), 0.0);
+    harness::parallel_for(pieces.size(), [&](size_t begin, size_t end) {
+      for (size_t p = begin; p < end; ++p) {
+        const int64_t row = pieces[p].head * c.n_q + pieces[p].first;
+        const Vec q = widen(t.q + row * c.dim, pieces[p].count * c.dim);
+        reference::sdpa_forward_head(piece_shape(c, pieces[p]), q.data(), head.k.data(), head.v.data(),
+                                     o_ref.data() + row * c.dim, lse_ref.data() + row);
+        for (int64_t i = 0; i < pieces[p].count; ++i) {
+          piece_term[p] = std::max(piece_term[p], score_term(c, q.data() + i * c.dim, head.k_column_max));
+        }
       }
-      head_v[static_cast<size_t>(h)] = max_abs(v.data(), kv_size);
-    }
-  });
-  const double term = *std::max_element(head_term.begin(), head_term.end());
-  const double v_max = *std::max_element(head_v.begin(), head_v.end());
+    });
+    term = std::max(term, *std::max_element(piece_term.begin(), piece_term.end()));
+    v_max = std::max(v_max, head.v_max);
+  }
   harness::CheckReport report;
   const std::vector<float> lse = masked_rows_checked(report, c, t.o, t.lse, 0, c.q_rows(), lse_ref);
   // o is a mean of v's rows: its rounding is of max|v|'s size, and a score
@@ -131,80 +143,78 @@ harness::CheckReport check_forward(const AttnCase& c, const ForwardTensors& t, c
 
 namespace {
 
-// The float64 backward of one kv head and its query heads, with the term
-// scales of dq, dk and dv: what their sums add before they cancel.
-struct KvHeadGradients {
-  Vec dq;  // [group, n_q, dim]
-  Vec dk, dv;
-  double dq_term = 0, dk_term = 0, dv_term = 0, score = 0;
+// The float64 backward of one piece of a kv head's query rows: its dq rows,
+// its share of dk and dv, and the term scales of dq, dk and dv (what their
+// sums add before they cancel).
+struct PieceGradients {
+  Vec dk, dv, dk_terms, dv_terms;
+  double dq_term = 0, score = 0;
 };
 
-KvHeadGradients kv_head_gradients(const AttnCase& c, const BackwardTensors& t, int64_t kv) {
-  const reference::SdpaShape s = shape_of(c);
-  const int64_t q_size = c.n_q * c.dim, kv_size = c.n_kv * c.dim;
-  const Vec k = widen(t.k + kv * kv_size, kv_size), v = widen(t.v + kv * kv_size, kv_size);
-  const Vec k_max = column_max(k.data(), c.n_kv, c.dim);
-  const double k_row_max = max_abs(k.data(), kv_size);
-  KvHeadGradients g;
-  g.dq.assign(static_cast<size_t>(c.group() * q_size), 0.0);
+void piece_gradients(const AttnCase& c, const BackwardTensors& t, const KvHead& head, const RowPiece& piece, double* dq,
+                     PieceGradients& g) {
+  const reference::SdpaShape s = piece_shape(c, piece);
+  const int64_t row = piece.head * c.n_q + piece.first, kv_size = c.n_kv * c.dim;
+  const Vec q = widen(t.q + row * c.dim, piece.count * c.dim), dout = widen(t.dout + row * c.dim, piece.count * c.dim);
   g.dk.assign(static_cast<size_t>(kv_size), 0.0);
   g.dv.assign(static_cast<size_t>(kv_size), 0.0);
-  Vec dk_terms(static_cast<size_t>(c.n_kv), 0.0), dv_terms(static_cast<size_t>(c.n_kv), 0.0);
-  Vec o(static_cast<size_t>(q_size)), lse(static_cast<size_t>(c.n_q));
-  const int64_t first_q_head = kv / c.heads_kv * c.heads_q + kv % c.heads_kv * c.group();
-  for (int64_t member = 0; member < c.group(); ++member) {
-    const int64_t h = first_q_head + member;
-    const Vec q = widen(t.q + h * q_size, q_size), dout = widen(t.dout + h * q_size, q_size);
-    reference::sdpa_backward_head(s, q.data(), k.data(), v.data(), dout.data(), g.dq.data() + member * q_size,
-                                  g.dk.data(), g.dv.data());
-    reference::sdpa_forward_head(s, q.data(), k.data(), v.data(), o.data(), lse.data());
-    for (int64_t i = 0; i < c.n_q; ++i) {
-      const int64_t visible = reference::sdpa_visible_keys(s, i);
-      const double* q_row = q.data() + i * c.dim;
-      const double* dout_row = dout.data() + i * c.dim;
-      g.score = std::max(g.score, score_term(c, q_row, k_max));
-      const double row_term = std::fabs(dot(dout_row, o.data() + i * c.dim, c.dim));
-      const double q_row_max = max_abs(q_row, c.dim), dout_row_max = max_abs(dout_row, c.dim);
-      double dq_term = 0;
-      for (int64_t j = 0; j < visible; ++j) {
-        const double p = std::exp(s.scale * dot(q_row, k.data() + j * c.dim, c.dim) - lse[static_cast<size_t>(i)]);
-        const double ds_term = p * (std::fabs(dot(dout_row, v.data() + j * c.dim, c.dim)) + row_term);
-        dq_term += s.scale * ds_term * k_row_max;
-        dk_terms[static_cast<size_t>(j)] += s.scale * ds_term * q_row_max;
-        dv_terms[static_cast<size_t>(j)] += p * dout_row_max;
-      }
-      g.dq_term = std::max(g.dq_term, dq_term);
+  g.dk_terms.assign(static_cast<size_t>(c.n_kv), 0.0);
+  g.dv_terms.assign(static_cast<size_t>(c.n_kv), 0.0);
+  reference::sdpa_backward_head(s, q.data(), head.k.data(), head.v.data(), dout.data(), dq, g.dk.data(), g.dv.data());
+  Vec o(static_cast<size_t>(piece.count * c.dim)), lse(static_cast<size_t>(piece.count));
+  reference::sdpa_forward_head(s, q.data(), head.k.data(), head.v.data(), o.data(), lse.data());
+  for (int64_t i = 0; i < piece.count; ++i) {
+    const int64_t visible = reference::sdpa_visible_keys(s, piece.first + i);
+    const double* q_row = q.data() + i * c.dim;
+    const double* dout_row = dout.data() + i * c.dim;
+    g.score = std::max(g.score, score_term(c, q_row, head.k_column_max));
+    const double row_term = std::fabs(dot(dout_row, o.data() + i * c.dim, c.dim));
+    const double q_row_max = max_abs(q_row, c.dim), dout_row_max = max_abs(dout_row, c.dim);
+    double dq_term = 0;
+    for (int64_t j = 0; j < visible; ++j) {
+      const double p = std::exp(s.scale * dot(q_row, head.k.data() + j * c.dim, c.dim) - lse[static_cast<size_t>(i)]);
+      const double ds_term = p * (std::fabs(dot(dout_row, head.v.data() + j * c.dim, c.dim)) + row_term);
+      dq_term += s.scale * ds_term * head.k_max;
+      g.dk_terms[static_cast<size_t>(j)] += s.scale * ds_term * q_row_max;
+      g.dv_terms[static_cast<size_t>(j)] += p * dout_row_max;
     }
+    g.dq_term = std::max(g.dq_term, dq_term);
   }
-  g.dk_term = *std::max_element(dk_terms.begin(), dk_terms.end());
-  g.dv_term = *std::max_element(dv_terms.begin(), dv_terms.end());
-  return g;
 }
 
 }  // namespace
 
 harness::CheckReport check_backward(const AttnCase& c, const BackwardTensors& t, const Tolerances& tolerances) {
-  const int64_t kv_heads = c.batch * c.heads_kv, q_size = c.n_q * c.dim, kv_size = c.n_kv * c.dim;
+  const int64_t kv_size = c.n_kv * c.dim;
   Vec dq_ref(static_cast<size_t>(c.q_rows() * c.dim)), dk_ref(static_cast<size_t>(c.kv_rows() * c.dim)),
       dv_ref(static_cast<size_t>(c.kv_rows() * c.dim));
-  std::vector<KvHeadGradients> terms(static_cast<size_t>(kv_heads));
-  harness::parallel_for(static_cast<size_t>(kv_heads), [&](size_t begin, size_t end) {
-    for (auto kv = static_cast<int64_t>(begin); kv < static_cast<int64_t>(end); ++kv) {
-      KvHeadGradients g = kv_head_gradients(c, t, kv);
-      const int64_t first_q_head = kv / c.heads_kv * c.heads_q + kv % c.heads_kv * c.group();
-      std::copy(g.dq.begin(), g.dq.end(), dq_ref.begin() + first_q_head * q_size);
-      std::copy(g.dk.begin(), g.dk.end(), dk_ref.begin() + kv * kv_size);
-      std::copy(g.dv.begin(), g.dv.end(), dv_ref.begin() + kv * kv_size);
-      g.dq = g.dk = g.dv = Vec();
-      terms[static_cast<size_t>(kv)] = std::move(g);
-    }
-  });
   double dq_term = 0, dk_term = 0, dv_term = 0, score = 0;
-  for (const KvHeadGradients& g : terms) {
-    dq_term = std::max(dq_term, g.dq_term);
-    dk_term = std::max(dk_term, g.dk_term);
-    dv_term = std::max(dv_term, g.dv_term);
-    score = std::max(score, g.score);
+  for (int64_t kv = 0; kv < c.batch * c.heads_kv; ++kv) {
+    const KvHead head(c, t.k, t.v, kv);
+    const std::vector<RowPiece> pieces = pieces_of(c, kv);
+    std::vector<PieceGradients> parts(pieces.size());
+    harness::parallel_for(pieces.size(), [&](size_t begin, size_t end) {
+      for (size_t p = begin; p < end; ++p) {
+        double* dq = dq_ref.data() + (pieces[p].head * c.n_q + pieces[p].first) * c.dim;
+        piece_gradients(c, t, head, pieces[p], dq, parts[p]);
+      }
+    });
+    // The pieces' shares added in their order: the same sums on any machine.
+    Vec dk_terms(static_cast<size_t>(c.n_kv), 0.0), dv_terms(static_cast<size_t>(c.n_kv), 0.0);
+    for (const PieceGradients& g : parts) {
+      for (int64_t e = 0; e < kv_size; ++e) {
+        dk_ref[static_cast<size_t>(kv * kv_size + e)] += g.dk[static_cast<size_t>(e)];
+        dv_ref[static_cast<size_t>(kv * kv_size + e)] += g.dv[static_cast<size_t>(e)];
+      }
+      for (size_t j = 0; j < dk_terms.size(); ++j) {
+        dk_terms[j] += g.dk_terms[j];
+        dv_terms[j] += g.dv_terms[j];
+      }
+      dq_term = std::max(dq_term, g.dq_term);
+      score = std::max(score, g.score);
+    }
+    dk_term = std::max(dk_term, *std::max_element(dk_terms.begin(), dk_terms.end()));
+    dv_term = std::max(dv_term, *std::max_element(dv_terms.begin(), dv_terms.end()));
   }
   // Each gradient is a sum whose terms can cancel (dS = p * (dp - rowsum(dout
   // * o)) does near one-hot rows): its float32 rounding is of the terms' size.

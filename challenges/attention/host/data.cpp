@@ -1,11 +1,13 @@
 #include "data.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "attention/sdpa_reference.h"
 #include "harness/core/parallel.h"
 #include "harness/core/rng.h"
+#include "row_pieces.h"
 
 namespace attention {
 
@@ -57,23 +59,23 @@ void generate_inputs(const AttnCase& c, uint64_t seed, float* q, float* k, float
 }
 
 void forward_of(const AttnCase& c, const float* q, const float* k, const float* v, float* o, float* lse) {
-  const reference::SdpaShape s{c.n_q, c.n_kv, c.dim, c.scale(), c.causal};
-  const auto q_head = static_cast<size_t>(c.n_q * c.dim), kv_head = static_cast<size_t>(c.n_kv * c.dim);
-  harness::parallel_for(static_cast<size_t>(c.batch * c.heads_q), [&](size_t begin, size_t end) {
-    for (size_t head = begin; head < end; ++head) {
-      const size_t kv = head / static_cast<size_t>(c.heads_q) * static_cast<size_t>(c.heads_kv) +
-                        head % static_cast<size_t>(c.heads_q) / static_cast<size_t>(c.group());
-      const std::vector<double> q64(q + head * q_head, q + (head + 1) * q_head),
-          k64(k + kv * kv_head, k + (kv + 1) * kv_head), v64(v + kv * kv_head, v + (kv + 1) * kv_head);
-      std::vector<double> o64(q_head), lse64(static_cast<size_t>(c.n_q));
-      reference::sdpa_forward_head(s, q64.data(), k64.data(), v64.data(), o64.data(), lse64.data());
-      for (size_t i = 0; i < q_head; ++i) o[head * q_head + i] = static_cast<float>(o64[i]);
-      for (int64_t i = 0; i < c.n_q; ++i) {
-        lse[head * static_cast<size_t>(c.n_q) + static_cast<size_t>(i)] =
-            static_cast<float>(lse64[static_cast<size_t>(i)]);
+  const int64_t kv_size = c.n_kv * c.dim;
+  for (int64_t kv = 0; kv < c.batch * c.heads_kv; ++kv) {
+    const std::vector<double> k64(k + kv * kv_size, k + (kv + 1) * kv_size),
+        v64(v + kv * kv_size, v + (kv + 1) * kv_size);
+    const std::vector<RowPiece> pieces = pieces_of(c, kv);
+    harness::parallel_for(pieces.size(), [&](size_t begin, size_t end) {
+      for (size_t p = begin; p < end; ++p) {
+        const int64_t row = pieces[p].head * c.n_q + pieces[p].first, elements = pieces[p].count * c.dim;
+        const std::vector<double> q64(q + row * c.dim, q + row * c.dim + elements);
+        std::vector<double> o64(static_cast<size_t>(elements)), lse64(static_cast<size_t>(pieces[p].count));
+        reference::sdpa_forward_head(piece_shape(c, pieces[p]), q64.data(), k64.data(), v64.data(), o64.data(),
+                                     lse64.data());
+        std::transform(o64.begin(), o64.end(), o + row * c.dim, [](double x) { return static_cast<float>(x); });
+        std::transform(lse64.begin(), lse64.end(), lse + row, [](double x) { return static_cast<float>(x); });
       }
-    }
-  });
+    });
+  }
 }
 
 void backward_of(const AttnCase& c, const float* q, const float* k, const float* v, const float* dout, float* dq,
