@@ -220,3 +220,43 @@ TEST(AttentionChecker, ARefreshMakesTheAnswerFromBeforeWrongInEveryRow) {
 
 }  // namespace
 }  // namespace attention
+
+namespace attention {
+namespace {
+
+// Past kCheckedFlops the full checks cover a sample of kv heads: the same
+// for the same seed, and exactly those heads' outputs are judged.
+TEST(AttentionChecker, LargeShapesCheckASampleOfKvHeadsExactly) {
+  AttnCase gpu{4, 32, 8, 4096, 4096, 128, true};
+  const std::vector<int64_t> sample = checked_kv_heads(gpu, 7);
+  EXPECT_GE(sample.size(), 2u);
+  EXPECT_LT(sample.size(), 8u);
+  EXPECT_EQ(sample, checked_kv_heads(gpu, 7));
+  EXPECT_NE(sample, checked_kv_heads(gpu, 8));
+  EXPECT_EQ(checked_kv_heads({1, 4, 2, 64, 64, 32, true}, 7), (std::vector<int64_t>{0, 1}));
+
+  for (Op op : {Op::forward, Op::backward}) {
+    const AttnCase c{2, 4, 2, 20, 30, 16, true, Data::normal, op};  // kv heads 0-3, query heads 0-7
+    Answer a(c);
+    const Tolerances tolerances = configured_tolerances();
+    auto judged = [&](const std::vector<int64_t>& heads) {
+      return op == Op::forward ? check_forward(c, a.forward_tensors(), tolerances, heads)
+                               : check_backward(c, a.backward_tensors(), tolerances, heads);
+    };
+    EXPECT_TRUE(judged({1, 2}).ok) << judged({1, 2}).message;
+    // Query head 5 (batch 1, head 1) reads kv head 2; its outputs are wrong.
+    const size_t row = (5 * 20 + 19) * 16;
+    (op == Op::forward ? a.o : a.dq)[row] += 1.0f;
+    EXPECT_FALSE(judged({1, 2}).ok);
+    EXPECT_FALSE(judged({2}).ok);
+    EXPECT_TRUE(judged({0, 1, 3}).ok) << judged({0, 1, 3}).message;
+    if (op == Op::backward) {
+      a.dk[(3 * 30 + 4) * 16] += 1.0f;  // kv head 3's key 4
+      EXPECT_TRUE(judged({0, 1}).ok);
+      EXPECT_FALSE(judged({3}).ok);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace attention

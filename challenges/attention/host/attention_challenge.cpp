@@ -13,6 +13,7 @@
 #include "harness/challenge_api/input_refresh.h"
 #include "harness/challenge_api/stateless_driver.h"
 #include "harness/core/error.h"
+#include "harness/core/rng.h"
 #include "memory_score.h"
 
 namespace attention {
@@ -53,6 +54,10 @@ class AttentionChallenge : public harness::Challenge {
       ctx.metrics()["flops"] = c.flops();
     }
     const Tolerances tolerances = element_tolerances();
+    const std::vector<int64_t> kv_heads = checked_kv_heads(c, harness::derive_seed(ctx.input_seed(0), "kv heads"));
+    if (static_cast<int64_t>(kv_heads.size()) < c.batch * c.heads_kv) {
+      ctx.metrics()["checked_kv_heads"] = kv_heads.size();
+    }
     const std::vector<int64_t> q_shape{c.batch, c.heads_q, c.n_q, c.dim}, kv_shape{c.batch, c.heads_kv, c.n_kv, c.dim};
     harness::StatelessCase op;
     op.tensors = {TensorSpec{"q", DType::f32, q_shape}, TensorSpec{"k", DType::f32, kv_shape},
@@ -68,8 +73,8 @@ class AttentionChallenge : public harness::Challenge {
       op.generate = [c](uint64_t seed, harness::HostTensors& in) {
         generate_inputs(c, seed, in.at("q").as<float>(), in.at("k").as<float>(), in.at("v").as<float>(), nullptr);
       };
-      step.check = [c, tolerances](const harness::HostTensors& in, const harness::TensorViews& t) {
-        return check_forward(c, forward_tensors(in, t), tolerances);
+      step.check = [c, tolerances, kv_heads](const harness::HostTensors& in, const harness::TensorViews& t) {
+        return check_forward(c, forward_tensors(in, t), tolerances, kv_heads);
       };
       op.check_row = [c, tolerances](const harness::HostTensors& in, const harness::TensorViews& t, int64_t row) {
         return check_forward_row(c, forward_tensors(in, t), row, tolerances);
@@ -90,8 +95,8 @@ class AttentionChallenge : public harness::Challenge {
         generate_inputs(c, seed, q, k, v, in.at("dout").as<float>());
         forward_of(c, q, k, v, in.at("o").as<float>(), in.at("lse").as<float>());
       };
-      step.check = [c, tolerances](const harness::HostTensors& in, const harness::TensorViews& t) {
-        return check_backward(c, backward_tensors(in, t), tolerances);
+      step.check = [c, tolerances, kv_heads](const harness::HostTensors& in, const harness::TensorViews& t) {
+        return check_backward(c, backward_tensors(in, t), tolerances, kv_heads);
       };
       op.check_row = [c, tolerances](const harness::HostTensors& in, const harness::TensorViews& t, int64_t row) {
         return check_backward_row(c, backward_tensors(in, t), row, tolerances);

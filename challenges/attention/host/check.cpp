@@ -1,6 +1,7 @@
 #include "check.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +10,7 @@
 
 #include "attention/sdpa_reference.h"
 #include "harness/core/parallel.h"
+#include "harness/core/rng.h"
 #include "row_pieces.h"
 
 namespace attention {
@@ -108,19 +110,72 @@ struct KvHead {
 
 }  // namespace
 
+namespace {
+
+std::vector<int64_t> all_kv_heads(const AttnCase& c) {
+  std::vector<int64_t> heads(static_cast<size_t>(c.batch * c.heads_kv));
+  for (size_t kv = 0; kv < heads.size(); ++kv) heads[kv] = static_cast<int64_t>(kv);
+  return heads;
+}
+
+// The rows of a kv head's group of query heads, in o, lse, dq and dout: one
+// contiguous run.
+int64_t group_first_row(const AttnCase& c, int64_t kv) {
+  return (kv / c.heads_kv * c.heads_q + kv % c.heads_kv * c.group()) * c.n_q;
+}
+
+// `values` [rows, width] of the groups of `kv_heads`, one after another.
+std::vector<float> gathered(const AttnCase& c, const float* values, const std::vector<int64_t>& kv_heads, int64_t width,
+                            bool kv_rows) {
+  std::vector<float> out;
+  for (int64_t kv : kv_heads) {
+    const int64_t first = kv_rows ? kv * c.n_kv : group_first_row(c, kv);
+    const int64_t rows = kv_rows ? c.n_kv : c.group() * c.n_q;
+    out.insert(out.end(), values + first * width, values + (first + rows) * width);
+  }
+  return out;
+}
+
+std::string sampled(const AttnCase& c, const std::vector<int64_t>& kv_heads) {
+  if (static_cast<int64_t>(kv_heads.size()) == c.batch * c.heads_kv) return "";
+  return fmt::format(" (kv heads checked, over the batch: {}; indices within them)", fmt::join(kv_heads, ", "));
+}
+
+}  // namespace
+
+std::vector<int64_t> checked_kv_heads(const AttnCase& c, uint64_t seed) {
+  std::vector<int64_t> heads = all_kv_heads(c);
+  const double per_head = c.flops() / static_cast<double>(heads.size());
+  const auto wanted = static_cast<size_t>(std::max(2.0, kCheckedFlops / std::max(per_head, 1.0)));
+  if (wanted >= heads.size()) return heads;
+  harness::Rng rng(seed);
+  for (size_t i = 0; i < wanted; ++i) std::swap(heads[i], heads[i + rng.below(heads.size() - i)]);
+  heads.resize(wanted);
+  std::sort(heads.begin(), heads.end());
+  return heads;
+}
+
 harness::CheckReport check_forward(const AttnCase& c, const ForwardTensors& t, const Tolerances& tolerances) {
-  Vec o_ref(static_cast<size_t>(c.q_rows() * c.dim)), lse_ref(static_cast<size_t>(c.q_rows()));
+  return check_forward(c, t, tolerances, all_kv_heads(c));
+}
+
+harness::CheckReport check_forward(const AttnCase& c, const ForwardTensors& t, const Tolerances& tolerances,
+                                   const std::vector<int64_t>& kv_heads) {
+  const int64_t group_rows = c.group() * c.n_q, heads = static_cast<int64_t>(kv_heads.size());
+  Vec o_ref(static_cast<size_t>(heads * group_rows * c.dim)), lse_ref(static_cast<size_t>(heads * group_rows));
   double term = 0, v_max = 0;
-  for (int64_t kv = 0; kv < c.batch * c.heads_kv; ++kv) {
+  for (int64_t at = 0; at < heads; ++at) {
+    const int64_t kv = kv_heads[static_cast<size_t>(at)];
     const KvHead head(c, t.k, t.v, kv);
     const std::vector<RowPiece> pieces = pieces_of(c, kv);
     Vec piece_term(pieces.size(), 0.0);
     harness::parallel_for(pieces.size(), [&](size_t begin, size_t end) {
       for (size_t p = begin; p < end; ++p) {
         const int64_t row = pieces[p].head * c.n_q + pieces[p].first;
+        const int64_t out = at * group_rows + row - group_first_row(c, kv);
         const Vec q = widen(t.q + row * c.dim, pieces[p].count * c.dim);
         reference::sdpa_forward_head(piece_shape(c, pieces[p]), q.data(), head.k.data(), head.v.data(),
-                                     o_ref.data() + row * c.dim, lse_ref.data() + row);
+                                     o_ref.data() + out * c.dim, lse_ref.data() + out);
         for (int64_t i = 0; i < pieces[p].count; ++i) {
           piece_term[p] = std::max(piece_term[p], score_term(c, q.data() + i * c.dim, head.k_column_max));
         }
@@ -129,15 +184,19 @@ harness::CheckReport check_forward(const AttnCase& c, const ForwardTensors& t, c
     term = std::max(term, *std::max_element(piece_term.begin(), piece_term.end()));
     v_max = std::max(v_max, head.v_max);
   }
+  const std::vector<float> o = gathered(c, t.o, kv_heads, c.dim, false),
+                           lse_got = gathered(c, t.lse, kv_heads, 1, false);
   harness::CheckReport report;
-  const std::vector<float> lse = masked_rows_checked(report, c, t.o, t.lse, 0, c.q_rows(), lse_ref);
+  const std::vector<float> lse =
+      masked_rows_checked(report, c, o.data(), lse_got.data(), 0, heads * group_rows, lse_ref);
   // o is a mean of v's rows: its rounding is of max|v|'s size, and a score
   // rounded by eps32 * term moves it by up to that times max|v|.
   const harness::ErrorScale o_scale{v_max, "max|v|"};
   const harness::Conditioning o_conditioning{term * v_max, "max score term * max|v|"};
   const harness::Conditioning lse_conditioning{term, "max score term (scale * sum_d |q_d| max_j |k_jd|)"};
-  compare(report, "o", t.o, o_ref, {c.batch, c.heads_q, c.n_q, c.dim}, tolerances, &o_scale, &o_conditioning);
-  compare(report, "lse", lse.data(), lse_ref, {c.batch, c.heads_q, c.n_q}, tolerances, nullptr, &lse_conditioning);
+  compare(report, "o", o.data(), o_ref, {heads * c.group(), c.n_q, c.dim}, tolerances, &o_scale, &o_conditioning);
+  compare(report, "lse", lse.data(), lse_ref, {heads * c.group(), c.n_q}, tolerances, nullptr, &lse_conditioning);
+  if (!report.ok) report.message += sampled(c, kv_heads);
   return report;
 }
 
@@ -185,17 +244,24 @@ void piece_gradients(const AttnCase& c, const BackwardTensors& t, const KvHead& 
 }  // namespace
 
 harness::CheckReport check_backward(const AttnCase& c, const BackwardTensors& t, const Tolerances& tolerances) {
-  const int64_t kv_size = c.n_kv * c.dim;
-  Vec dq_ref(static_cast<size_t>(c.q_rows() * c.dim)), dk_ref(static_cast<size_t>(c.kv_rows() * c.dim)),
-      dv_ref(static_cast<size_t>(c.kv_rows() * c.dim));
+  return check_backward(c, t, tolerances, all_kv_heads(c));
+}
+
+harness::CheckReport check_backward(const AttnCase& c, const BackwardTensors& t, const Tolerances& tolerances,
+                                    const std::vector<int64_t>& kv_heads) {
+  const int64_t kv_size = c.n_kv * c.dim, group_rows = c.group() * c.n_q, heads = static_cast<int64_t>(kv_heads.size());
+  Vec dq_ref(static_cast<size_t>(heads * group_rows * c.dim)), dk_ref(static_cast<size_t>(heads * kv_size)),
+      dv_ref(static_cast<size_t>(heads * kv_size));
   double dq_term = 0, dk_term = 0, dv_term = 0, score = 0;
-  for (int64_t kv = 0; kv < c.batch * c.heads_kv; ++kv) {
+  for (int64_t at = 0; at < heads; ++at) {
+    const int64_t kv = kv_heads[static_cast<size_t>(at)];
     const KvHead head(c, t.k, t.v, kv);
     const std::vector<RowPiece> pieces = pieces_of(c, kv);
     std::vector<PieceGradients> parts(pieces.size());
     harness::parallel_for(pieces.size(), [&](size_t begin, size_t end) {
       for (size_t p = begin; p < end; ++p) {
-        double* dq = dq_ref.data() + (pieces[p].head * c.n_q + pieces[p].first) * c.dim;
+        const int64_t row = pieces[p].head * c.n_q + pieces[p].first;
+        double* dq = dq_ref.data() + (at * group_rows + row - group_first_row(c, kv)) * c.dim;
         piece_gradients(c, t, head, pieces[p], dq, parts[p]);
       }
     });
@@ -203,8 +269,8 @@ harness::CheckReport check_backward(const AttnCase& c, const BackwardTensors& t,
     Vec dk_terms(static_cast<size_t>(c.n_kv), 0.0), dv_terms(static_cast<size_t>(c.n_kv), 0.0);
     for (const PieceGradients& g : parts) {
       for (int64_t e = 0; e < kv_size; ++e) {
-        dk_ref[static_cast<size_t>(kv * kv_size + e)] += g.dk[static_cast<size_t>(e)];
-        dv_ref[static_cast<size_t>(kv * kv_size + e)] += g.dv[static_cast<size_t>(e)];
+        dk_ref[static_cast<size_t>(at * kv_size + e)] += g.dk[static_cast<size_t>(e)];
+        dv_ref[static_cast<size_t>(at * kv_size + e)] += g.dv[static_cast<size_t>(e)];
       }
       for (size_t j = 0; j < dk_terms.size(); ++j) {
         dk_terms[j] += g.dk_terms[j];
@@ -224,10 +290,13 @@ harness::CheckReport check_backward(const AttnCase& c, const BackwardTensors& t,
   const harness::Conditioning dq_conditioning{score * dq_term, "max score term * dq's term scale"};
   const harness::Conditioning dk_conditioning{score * dk_term, "max score term * dk's term scale"};
   const harness::Conditioning dv_conditioning{score * dv_term, "max score term * dv's term scale"};
+  const std::vector<float> dq = gathered(c, t.dq, kv_heads, c.dim, false),
+                           dk = gathered(c, t.dk, kv_heads, c.dim, true), dv = gathered(c, t.dv, kv_heads, c.dim, true);
   harness::CheckReport report;
-  compare(report, "dq", t.dq, dq_ref, {c.batch, c.heads_q, c.n_q, c.dim}, tolerances, &dq_scale, &dq_conditioning);
-  compare(report, "dk", t.dk, dk_ref, {c.batch, c.heads_kv, c.n_kv, c.dim}, tolerances, &dk_scale, &dk_conditioning);
-  compare(report, "dv", t.dv, dv_ref, {c.batch, c.heads_kv, c.n_kv, c.dim}, tolerances, &dv_scale, &dv_conditioning);
+  compare(report, "dq", dq.data(), dq_ref, {heads * c.group(), c.n_q, c.dim}, tolerances, &dq_scale, &dq_conditioning);
+  compare(report, "dk", dk.data(), dk_ref, {heads, c.n_kv, c.dim}, tolerances, &dk_scale, &dk_conditioning);
+  compare(report, "dv", dv.data(), dv_ref, {heads, c.n_kv, c.dim}, tolerances, &dv_scale, &dv_conditioning);
+  if (!report.ok) report.message += sampled(c, kv_heads);
   return report;
 }
 

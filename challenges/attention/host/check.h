@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "attn_case.h"
 #include "harness/challenge_api/stateless_driver.h"
@@ -37,6 +38,19 @@ struct BackwardTensors {
 
 harness::CheckReport check_forward(const AttnCase& c, const ForwardTensors& t, const Tolerances& tolerances);
 harness::CheckReport check_backward(const AttnCase& c, const BackwardTensors& t, const Tolerances& tolerances);
+
+// The float64 work of a full check grows with the shape; past about
+// kCheckedFlops (a GPU's perf shapes) the full checks cover a sample of the
+// kv heads (with every query head of their groups), drawn from `seed`, at
+// least 2: a kernel that gets some heads wrong is still caught with the
+// odds of the sample, every round's spot checks aside. All heads below it.
+inline constexpr double kCheckedFlops = 2e10;
+std::vector<int64_t> checked_kv_heads(const AttnCase& c, uint64_t seed);
+// The checks of only those kv heads (sorted, over the batch).
+harness::CheckReport check_forward(const AttnCase& c, const ForwardTensors& t, const Tolerances& tolerances,
+                                   const std::vector<int64_t>& kv_heads);
+harness::CheckReport check_backward(const AttnCase& c, const BackwardTensors& t, const Tolerances& tolerances,
+                                    const std::vector<int64_t>& kv_heads);
 
 // One row alone, between timed rounds: the forward's o and lse of query
 // row `row` (of c.q_rows()); the backward's dq of that row and dk, dv of kv
