@@ -148,7 +148,8 @@ step_probe() {
   do_ probe.log build/host_memory_probe || failed+=("host memory probe")
   local entry part
   for entry in "softmax_topk correctness.normal.r64.v1024.k10" "layernorm_backward correctness.normal.r512.d768" \
-               "kv_cache correctness.batch.l2.h8x8.d64"; do
+               "kv_cache correctness.batch.l2.h8x8.d64" "attention correctness.forward.normal.b2.h4x4.q128.k128.d64.causal" \
+               "attention correctness.backward.normal.b1.h8x2.q100.k100.d96.causal"; do
     set -- $entry
     if do_ probe.log build/harness run "$1" -s cuda-fast --device cuda --case "$2" --seed 1 -v -o /tmp/probe.json; then
       continue
@@ -198,7 +199,9 @@ step_sanitize() {
   local cases=(
     "softmax_topk correctness.normal.r64.v1024.k10" "layernorm_backward correctness.normal.r512.d768"
     "kv_cache correctness.batch.l2.h8x8.d64" "softmax_topk edge.normal.r4.v4099.k64"
-    "layernorm_backward edge.normal.r1.d65536" "kv_cache edge.churn.l2.h4x4.d64")
+    "layernorm_backward edge.normal.r1.d65536" "kv_cache edge.churn.l2.h4x4.d64"
+    "attention correctness.forward.normal.b1.h2x2.q200.k65.d64.causal"
+    "attention correctness.backward.normal.b1.h8x2.q100.k100.d96.causal")
   # challenge/name of every CUDA submission that is not a mutant or an exploit
   local subs
   subs=$(python3 - <<'PY'
