@@ -37,6 +37,10 @@ struct AttnCase {
   int64_t group() const { return heads_q / heads_kv; }
   int64_t q_rows() const { return batch * heads_q * n_q; }
   int64_t kv_rows() const { return batch * heads_kv * n_kv; }
+  // Heads numbered over the batch (b * heads + h): the kv head a query head
+  // reads, and the first query head of a kv head's group.
+  int64_t kv_head(int64_t q_head) const { return q_head / heads_q * heads_kv + q_head % heads_q / group(); }
+  int64_t first_q_head(int64_t kv) const { return kv / heads_kv * heads_q + kv % heads_kv * group(); }
   // Scores the op computes: 2 * dim multiply-adds per visible pair, x 2.5
   // for a backward (s again, dp, dq, dk, dv).
   double flops() const;

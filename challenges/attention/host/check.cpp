@@ -31,11 +31,6 @@ double max_abs(const double* values, int64_t n) {
 
 reference::SdpaShape shape_of(const AttnCase& c) { return {c.n_q, c.n_kv, c.dim, c.scale(), c.causal}; }
 
-// Where a kv head's and a query head's rows start, in elements.
-int64_t kv_head_of(const AttnCase& c, int64_t q_head) {
-  return q_head / c.heads_q * c.heads_kv + q_head % c.heads_q / c.group();
-}
-
 // The magnitude of query i's scores before they cancel, an upper bound of
 // scale * sum_d |q_d k_d| over its keys: how far a float32 rounding of the
 // dot products moves them, in units of eps32 (README.md, Tolerances).
@@ -120,9 +115,7 @@ std::vector<int64_t> all_kv_heads(const AttnCase& c) {
 
 // The rows of a kv head's group of query heads, in o, lse, dq and dout: one
 // contiguous run.
-int64_t group_first_row(const AttnCase& c, int64_t kv) {
-  return (kv / c.heads_kv * c.heads_q + kv % c.heads_kv * c.group()) * c.n_q;
-}
+int64_t group_first_row(const AttnCase& c, int64_t kv) { return c.first_q_head(kv) * c.n_q; }
 
 // `values` [rows, width] of the groups of `kv_heads`, one after another.
 std::vector<float> gathered(const AttnCase& c, const float* values, const std::vector<int64_t>& kv_heads, int64_t width,
@@ -302,7 +295,7 @@ harness::CheckReport check_backward(const AttnCase& c, const BackwardTensors& t,
 
 harness::CheckReport check_forward_row(const AttnCase& c, const ForwardTensors& t, int64_t row,
                                        const Tolerances& tolerances) {
-  const int64_t h = row / c.n_q, i = row % c.n_q, kv = kv_head_of(c, h);
+  const int64_t h = row / c.n_q, i = row % c.n_q, kv = c.kv_head(h);
   const reference::SdpaShape s = shape_of(c);
   const int64_t visible = reference::sdpa_visible_keys(s, i);
   harness::CheckReport report;
@@ -333,7 +326,7 @@ harness::CheckReport check_backward_row(const AttnCase& c, const BackwardTensors
   harness::CheckReport report;
   {
     // dq of query row `row`: its own visible keys alone.
-    const int64_t h = row / c.n_q, i = row % c.n_q, kv = kv_head_of(c, h);
+    const int64_t h = row / c.n_q, i = row % c.n_q, kv = c.kv_head(h);
     const int64_t visible = reference::sdpa_visible_keys(s, i);
     Vec dq_ref(static_cast<size_t>(c.dim), 0.0);
     double term = 0;
@@ -362,7 +355,7 @@ harness::CheckReport check_backward_row(const AttnCase& c, const BackwardTensors
   const Vec k = widen(t.k + kv_row * c.dim, c.dim), v = widen(t.v + kv_row * c.dim, c.dim);
   Vec dk_ref(static_cast<size_t>(c.dim), 0.0), dv_ref(dk_ref.size(), 0.0);
   double dk_term = 0, dv_term = 0;
-  const int64_t first_q_head = kv / c.heads_kv * c.heads_q + kv % c.heads_kv * c.group();
+  const int64_t first_q_head = c.first_q_head(kv);
   for (int64_t h = first_q_head; h < first_q_head + c.group(); ++h) {
     for (int64_t i = 0; i < c.n_q; ++i) {
       if (reference::sdpa_visible_keys(s, i) <= j) continue;

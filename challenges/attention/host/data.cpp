@@ -88,8 +88,7 @@ void backward_of(const AttnCase& c, const float* q, const float* k, const float*
       const std::vector<double> k64(k + kv * kv_head, k + (kv + 1) * kv_head),
           v64(v + kv * kv_head, v + (kv + 1) * kv_head);
       std::vector<double> dk64(kv_head, 0.0), dv64(kv_head, 0.0), dq64(q_head);
-      const size_t first = kv / static_cast<size_t>(c.heads_kv) * static_cast<size_t>(c.heads_q) +
-                           kv % static_cast<size_t>(c.heads_kv) * group;
+      const auto first = static_cast<size_t>(c.first_q_head(static_cast<int64_t>(kv)));
       for (size_t head = first; head < first + group; ++head) {
         const std::vector<double> q64(q + head * q_head, q + (head + 1) * q_head),
             dout64(dout + head * q_head, dout + (head + 1) * q_head);

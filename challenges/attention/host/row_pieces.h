@@ -24,7 +24,7 @@ struct RowPiece {
 // head of its group.
 inline std::vector<RowPiece> pieces_of(const AttnCase& c, int64_t kv) {
   constexpr int64_t kPieces = 16;
-  const int64_t first_head = kv / c.heads_kv * c.heads_q + kv % c.heads_kv * c.group();
+  const int64_t first_head = c.first_q_head(kv);
   const int64_t per_head = std::max<int64_t>(1, (kPieces + c.group() - 1) / c.group());
   const int64_t rows = (c.n_q + per_head - 1) / per_head;
   std::vector<RowPiece> pieces;
