@@ -12,7 +12,11 @@
 namespace harness {
 namespace {
 
-TEST(AttentionMemory, AScoreMatrixPerHeadCostsTheMemoryScoreAndTilesDoNot) {
+// The witness sees cpu-naive's score matrix, freed before each call
+// returns, and cpu-fast within what tiles need. (Whether 4 MiB is beyond the
+// allowance depends on the machine's threads; the score of a peak is
+// judged below, on figures fixed here.)
+TEST(AttentionMemory, TheWitnessSeesAScoreMatrixPerHeadAndTilesStayWithinTheAllowance) {
   if (!memory_witness_meaningful()) GTEST_SKIP() << "resident memory is not meaningful under a sanitizer";
   testing::TempFolder folder;
   const std::string out = folder.path("results.json");
@@ -27,13 +31,35 @@ TEST(AttentionMemory, AScoreMatrixPerHeadCostsTheMemoryScoreAndTilesDoNot) {
   const std::string seen = "cpu-fast " + fast.metrics.dump() + "\ncpu-naive " + naive.metrics.dump();
   // cpu-naive holds a 1024 x 1024 float score matrix: 4 MiB.
   EXPECT_GT(naive.metrics.at("forward_peak_working_bytes").get<double>(), 4.0 * (1 << 20)) << seen;
-  EXPECT_GT(naive.metrics.at("forward_peak_working_bytes").get<double>(), allowance) << seen;
   EXPECT_LT(fast.metrics.at("forward_peak_working_bytes").get<double>(), allowance) << seen;
-  const auto memory = [&](const char* name) {
-    return testing::entry_of(results, name).scores->dimensions.at("memory").score;
-  };
-  EXPECT_DOUBLE_EQ(memory("cpu-fast"), 100.0) << seen;
-  EXPECT_LT(memory("cpu-naive"), 70.0) << seen;
+  EXPECT_DOUBLE_EQ(testing::entry_of(results, "cpu-fast").scores->dimensions.at("memory").score, 100.0) << seen;
+}
+
+harness::CaseResult watched(const std::string& id, double peak_mib, double allowance_mib, Verdict verdict) {
+  harness::CaseResult c;
+  c.id = id;
+  c.suite = Suite::correctness;
+  c.params = {{"op", "backward"}};
+  c.verdict = verdict;
+  c.metrics = {{"backward_peak_working_bytes", peak_mib * (1 << 20)},
+               {"tile_memory_allowance_bytes", allowance_mib * (1 << 20)}};
+  return c;
+}
+
+// Within the allowance 100, beyond it allowance / peak with the peak to the
+// MiB below, a failed case 0; the mean over the watched cases.
+TEST(AttentionMemory, APeakBeyondTheAllowanceCostsItsRatio) {
+  harness::EntryResult entry;
+  entry.cases = {watched("within", 1.9, 2.0, Verdict::pass), watched("beyond", 8.7, 2.0, Verdict::pass),
+                 watched("failed", 0.5, 2.0, Verdict::wrong_answer)};
+  harness::CaseResult unwatched;
+  unwatched.params = {{"op", "forward"}};
+  entry.cases.push_back(unwatched);
+  const harness::DimensionScore memory = attention::memory_score(entry);
+  EXPECT_TRUE(memory.measured);
+  EXPECT_DOUBLE_EQ(memory.score, 100.0 * (1.0 + 2.0 / 8.0 + 0.0) / 3.0);
+  EXPECT_NE(memory.detail.find("4.00x what tiles need (beyond)"), std::string::npos) << memory.detail;
+  EXPECT_FALSE(attention::memory_score(harness::EntryResult{}).measured);
 }
 
 TEST(AttentionMemory, TheAllowanceIsATilePerThreadAgainstEveryKey) {
