@@ -60,21 +60,58 @@ uint64_t Rng::below(uint64_t n) {
   return x % n;
 }
 
-double Rng::normal() {
-  if (has_spare_) {
-    has_spare_ = false;
-    return spare_;
+namespace {
+
+// The ziggurat's 256 layers of equal area under exp(-x^2/2): layer i spans
+// [0, x[i]) and its top is at f[i] = exp(-x[i]^2/2); x[0] is the base layer's
+// width were its tail beyond x[1] = R a rectangle of the same area. R and the
+// area V are the published constants for 256 layers; the rest follows from
+// them, computed once with the same libm calls on every machine.
+struct Ziggurat {
+  static constexpr double R = 3.6541528853610088;
+  static constexpr double V = 0.00492867323399;
+  double x[257];
+  double f[257];
+  Ziggurat() {
+    const auto density = [](double t) { return std::exp(-0.5 * t * t); };
+    x[0] = V / density(R);
+    x[1] = R;
+    for (int i = 1; i < 255; ++i) x[i + 1] = std::sqrt(-2.0 * std::log(V / x[i] + density(x[i])));
+    x[256] = 0.0;
+    for (int i = 0; i < 257; ++i) f[i] = density(x[i]);
   }
-  double u, v, s;
+};
+
+const Ziggurat& ziggurat() {
+  static const Ziggurat table;
+  return table;
+}
+
+}  // namespace
+
+double Rng::normal() {
+  const Ziggurat& z = ziggurat();
+  for (;;) {
+    const uint64_t bits = next_u64();
+    const auto layer = static_cast<size_t>(bits & 0xFF);
+    // Uniform in [-1, 1) from the 52 bits above the layer's 8 (and 4 unused).
+    const double u = static_cast<double>(bits >> 12) * 0x1.0p-51 - 1.0;
+    const double x = u * z.x[layer];
+    if (std::fabs(x) < z.x[layer + 1]) return x;
+    if (layer == 0) return normal_tail(u < 0.0);
+    // The wedge between the layer's rectangle and the curve.
+    if (z.f[layer + 1] + (z.f[layer] - z.f[layer + 1]) * uniform() < std::exp(-0.5 * x * x)) return x;
+  }
+}
+
+// Beyond R, by Marsaglia's exponential rejection.
+double Rng::normal_tail(bool negative) {
+  double x, y;
   do {
-    u = 2.0 * uniform() - 1.0;
-    v = 2.0 * uniform() - 1.0;
-    s = u * u + v * v;
-  } while (s >= 1.0 || s == 0.0);
-  const double factor = std::sqrt(-2.0 * std::log(s) / s);
-  spare_ = v * factor;
-  has_spare_ = true;
-  return u * factor;
+    x = std::log(1.0 - uniform()) / Ziggurat::R;
+    y = std::log(1.0 - uniform());
+  } while (-2.0 * y < x * x);
+  return negative ? x - Ziggurat::R : Ziggurat::R - x;
 }
 
 double Rng::normal(double mean, double stddev) { return mean + stddev * normal(); }
