@@ -169,5 +169,44 @@ TEST(SoftmaxTopkChecker, ARefreshMakesTheAnswerFromBeforeWrongInEveryRow) {
   }
 }
 
+// The element the refresh moves is the one std::max_element names: the
+// first of tied maxima, one in a row's tail past the last whole block of 16,
+// and wherever a NaN leaves it.
+TEST(SoftmaxTopkChecker, ARefreshMovesTheFirstMaximumWhereverItIs) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const size_t vocab = 37;
+  std::vector<std::vector<float>> rows;
+  auto row = [&](std::initializer_list<std::pair<size_t, float>> set, float fill) {
+    std::vector<float> r(vocab, fill);
+    for (auto [at, value] : set) r[at] = value;
+    rows.push_back(r);
+  };
+  row({{5, 3.0f}, {30, 3.0f}}, 1.0f);  // tied: the first
+  row({{36, 2.0f}}, 1.0f);             // in the tail
+  row({{0, 9.0f}}, 1.0f);              // the first element
+  row({{3, nan}, {20, 5.0f}}, 1.0f);   // a NaN before the maximum
+  row({{0, nan}, {20, 5.0f}}, 1.0f);   // a NaN first
+  row({}, -inf);                       // nothing but -inf
+  row({{7, -0.0f}, {9, 0.0f}}, -1.0f);  // signed zeros
+  const auto same = [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::vector<float> before = rows[i];
+    const auto top = static_cast<size_t>(std::max_element(before.begin(), before.end()) - before.begin());
+    std::vector<float> after = before;
+    move_each_row_maximum(TopkCase{1, static_cast<int64_t>(vocab), 1, Data::normal, 0}, 7 + i, after.data());
+    // Swapped with some other element, everything else as it was.
+    bool swapped = false;
+    for (size_t j = 0; j < vocab && !swapped; ++j) {
+      if (j == top || !same(after[j], before[top]) || !same(after[top], before[j])) continue;
+      swapped = true;
+      for (size_t k = 0; k < vocab; ++k) {
+        if (k != j && k != top) swapped = swapped && same(after[k], before[k]);
+      }
+    }
+    EXPECT_TRUE(swapped) << "row " << i << ": its maximum at " << top << " was not the element moved";
+  }
+}
+
 }  // namespace
 }  // namespace softmax_topk
