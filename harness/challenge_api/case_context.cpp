@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "harness/core/bulk_bytes.h"
 #include "harness/core/error.h"
 #include "harness/core/rng.h"
 #include "harness/definitions/op_call_check.h"
@@ -131,7 +132,7 @@ void CaseContext::check_integrity(const std::vector<Binding>& bindings, const st
     const auto& spec = s.tensor->spec();
     const size_t element = dtype_size(spec.dtype);
     const auto* now = static_cast<const unsigned char*>(s.tensor->raw());
-    if (std::memcmp(now, s.bytes.data(), s.bytes.size()) == 0) continue;
+    if (same_bytes(now, s.bytes.data(), s.bytes.size())) continue;
     size_t changed = 0;
     size_t first = 0;
     for (size_t i = 0; i < spec.elements(); ++i) {

@@ -46,6 +46,7 @@ class InputStage {
     std::vector<unsigned char> values;
   };
   const TensorChanges* find(const SharedTensor& tensor) const;
+  static void add_run(TensorChanges& changes, size_t offset, const unsigned char* values, size_t length);
   std::vector<TensorChanges> changes_;
 };
 

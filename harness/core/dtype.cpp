@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
+#include "harness/core/bulk_bytes.h"
 #include "harness/core/error.h"
 
 namespace harness {
@@ -53,21 +55,23 @@ uint64_t poison_bits(DType dtype) {
 void fill_poison(void* data, size_t count, DType dtype) {
   const size_t size = dtype_size(dtype);
   const uint64_t bits = poison_bits(dtype);
-  auto* bytes = static_cast<unsigned char*>(data);
-  if (size == 1) {
-    std::memset(bytes, static_cast<int>(bits), count);
-    return;
-  }
-  // Write one element, then double the filled prefix: memcpy speed for
-  // outputs of hundreds of megabytes.
-  if (count == 0) return;
-  std::memcpy(bytes, &bits, size);  // little-endian: the low `size` bytes
-  size_t filled = 1;
-  while (filled < count) {
-    const size_t chunk = std::min(filled, count - filled);
-    std::memcpy(bytes + filled * size, bytes, chunk * size);
-    filled += chunk;
-  }
+  for_byte_chunks(count * size, size * 1024, [&](size_t begin, size_t end) {
+    auto* bytes = static_cast<unsigned char*>(data) + begin;
+    const size_t elements = (end - begin) / size;
+    if (size == 1) {
+      std::memset(bytes, static_cast<int>(bits), elements);
+      return;
+    }
+    // Write one element, then double the filled prefix: memcpy speed for
+    // outputs of hundreds of megabytes.
+    std::memcpy(bytes, &bits, size);  // little-endian: the low `size` bytes
+    size_t filled = 1;
+    while (filled < elements) {
+      const size_t chunk = std::min(filled, elements - filled);
+      std::memcpy(bytes + filled * size, bytes, chunk * size);
+      filled += chunk;
+    }
+  });
 }
 
 namespace {
@@ -97,7 +101,8 @@ size_t count_equal(const void* data, size_t count, Word pattern, size_t* first_i
 }
 }  // namespace
 
-size_t count_poison(const void* data, size_t count, DType dtype, size_t* first_index) {
+namespace {
+size_t count_poison_serially(const void* data, size_t count, DType dtype, size_t* first_index) {
   const uint64_t bits = poison_bits(dtype);
   switch (dtype_size(dtype)) {
     case 1: return count_equal<uint8_t>(data, count, static_cast<uint8_t>(bits), first_index);
@@ -106,6 +111,24 @@ size_t count_poison(const void* data, size_t count, DType dtype, size_t* first_i
     case 8: return count_equal<uint64_t>(data, count, bits, first_index);
   }
   HARNESS_FAIL("unexpected element size {} of {}", dtype_size(dtype), dtype_name(dtype));
+}
+}  // namespace
+
+size_t count_poison(const void* data, size_t count, DType dtype, size_t* first_index) {
+  const size_t size = dtype_size(dtype);
+  std::mutex mutex;
+  size_t found = 0;
+  size_t first = count;
+  for_byte_chunks(count * size, size * 1024, [&](size_t begin, size_t end) {
+    size_t chunk_first = 0;
+    const size_t chunk_found = count_poison_serially(static_cast<const unsigned char*>(data) + begin,
+                                                     (end - begin) / size, dtype, &chunk_first);
+    const std::lock_guard<std::mutex> lock(mutex);
+    found += chunk_found;
+    if (chunk_found > 0) first = std::min(first, begin / size + chunk_first);
+  });
+  if (first_index) *first_index = first;
+  return found;
 }
 
 std::string format_element(const void* data, size_t index, DType dtype) {
