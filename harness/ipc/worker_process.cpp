@@ -107,6 +107,7 @@ WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
   const bool stdio = launch.protocol_on_stdio;
   const pid_t parent = ::getpid();
 
+  std::unique_lock<std::mutex> starting = worker_start_lock();
   pid_ = ::fork();
   if (pid_ == -1) {
     ::close(sockets[0]);
@@ -143,6 +144,7 @@ WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
   }
   ::setpgid(pid_, pid_);  // also from the parent: whichever runs first wins the race
   register_worker(pid_);
+  starting.unlock();
   sandbox.release_parent_copies();
   ::close(sockets[1]);
   ::close(log_fd);

@@ -2,7 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <exception>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 
 #include "harness/challenge_api/case_context.h"
 #include "harness/core/clock.h"
@@ -156,40 +160,178 @@ std::string reproduce_command(const RunSettings& settings, const PlannedEntry& e
                      mutant ? " --with-mutants" : "");
 }
 
-void execute_plan(const RunPlan& plan, const RunSettings& settings, RunResults& results, RunObserver& observer,
-                  const std::function<void(const RunResults&)>& checkpoint, SpeedOfLight& speed_of_light) {
-  ScratchFolder scratch;
-  for (const PlannedEntry& entry : plan.entries) {
-    observer.entry_started(entry);
-    EntryResult entry_result;
-    entry_result.challenge = entry.challenge->name();
-    entry_result.submission = entry.submission;
-    entry_result.device = entry.device->id;
-    entry_result.build = entry.build;
-    results.entries.push_back(entry_result);
-    EntryResult& stored = results.entries.back();
+namespace {
 
+// A case that must run with nothing else on the machine: every timed case,
+// and every case on a GPU (one device, one worker at a time).
+bool runs_alone(const PlannedEntry& entry, const CaseSpec& spec) {
+  return spec.suite == Suite::perf || entry.device->kind != "cpu";
+}
+
+// Untimed cases of several entries at once, at most this many, and never
+// more than the machine's cores: each entry's own worker, each case as
+// alone as before; only waiting for other entries' untimed cases goes.
+constexpr size_t kMaxLanes = 4;
+
+size_t lane_count() {
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return std::min(kMaxLanes, cores);
+}
+
+// One run of a plan: untimed cases of different entries side by side, then
+// every case that runs alone, one after another. The results of each entry
+// stay in the plan's order and each entry's cases in its own; the
+// observer, the results and the checkpoints are touched under one lock.
+class PlanExecution {
+ public:
+  PlanExecution(const RunPlan& plan, const RunSettings& settings, RunResults& results, RunObserver& observer,
+                const std::function<void(const RunResults&)>& checkpoint, SpeedOfLight& speed_of_light)
+      : plan_(plan),
+        settings_(settings),
+        results_(results),
+        observer_(observer),
+        checkpoint_(checkpoint),
+        speed_of_light_(speed_of_light),
+        first_slot_(results.entries.size()),
+        slot_of_(plan.entries.size(), kNotStarted),
+        positions_(plan.entries.size()) {}
+
+  void run() {
+    std::vector<std::thread> lanes;
+    for (size_t l = 1; l < lane_count(); ++l) lanes.emplace_back([this] { run_lane(); });
+    run_lane();
+    for (std::thread& lane : lanes) lane.join();
+    if (lane_failure_) std::rethrow_exception(lane_failure_);
+    for (size_t e = 0; e < plan_.entries.size(); ++e) {
+      if (plan_.entries[e].cases.empty()) {
+        start_entry(e);
+        checkpoint_(results_);
+      }
+      run_cases(e, [&](const CaseSpec& spec) { return runs_alone(plan_.entries[e], spec); });
+      finish_entry(e);
+    }
+    put_entries_in_plan_order();
+    for (const auto& [device_id, peak] : speed_of_light_.raised()) rederive_bandwidth(results_, device_id, peak);
+  }
+
+ private:
+  static constexpr size_t kNotStarted = static_cast<size_t>(-1);
+
+  // Takes entries in plan order and runs their cases that need not run alone.
+  void run_lane() {
+    for (;;) {
+      size_t e = 0;
+      {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        if (next_entry_ == plan_.entries.size()) return;
+        e = next_entry_++;
+      }
+      try {
+        run_cases(e, [&](const CaseSpec& spec) { return !runs_alone(plan_.entries[e], spec); });
+      } catch (...) {
+        // Only the harness's own failures get here (a case's become its
+        // verdict): the first ends the run once the lanes are joined.
+        const std::lock_guard<std::mutex> lock(mutex_);
+        if (!lane_failure_) lane_failure_ = std::current_exception();
+        next_entry_ = plan_.entries.size();
+      }
+    }
+  }
+
+  void run_cases(size_t e, const std::function<bool(const CaseSpec&)>& wanted) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (lane_failure_) std::rethrow_exception(lane_failure_);
+    }
+    const PlannedEntry& entry = plan_.entries[e];
+    std::vector<size_t> indices;
+    for (size_t i = 0; i < entry.cases.size(); ++i) {
+      if (wanted(entry.cases[i])) indices.push_back(i);
+    }
+    if (indices.empty()) return;
+    start_entry(e);
     const bool runnable = entry.control || (entry.build.status == "ok" && entry.device->available);
     std::unique_ptr<Executor> executor;
-    if (runnable) executor = make_executor(entry, scratch);
-    for (const CaseSpec& spec : entry.cases) {
-      observer.case_started(entry, spec);
-      CaseResult result = blank_result(settings, entry, spec);
+    if (runnable) executor = make_executor(entry, scratch_);
+    for (const size_t i : indices) {
+      const CaseSpec& spec = entry.cases[i];
+      {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        observer_.case_started(entry, spec);
+      }
+      CaseResult result = blank_result(settings_, entry, spec);
       if (runnable) {
-        run_one_case(settings, entry, spec, *executor, speed_of_light, result);
+        run_one_case(settings_, entry, spec, *executor, speed_of_light_, result);
       } else {
         not_run(entry, result);
       }
+      const std::lock_guard<std::mutex> lock(mutex_);
+      EntryResult& stored = results_.entries[slot_of_[e]];
       stored.cases.push_back(std::move(result));
-      observer.case_finished(entry, stored.cases.back());
+      positions_[e].push_back(i);
+      observer_.case_finished(entry, stored.cases.back());
       // Cases not run take no time: one checkpoint for the entry suffices.
-      if (runnable) checkpoint(results);
+      if (runnable || i == indices.back()) checkpoint_(results_);
     }
-    if (!runnable) checkpoint(results);
-    executor.reset();  // stop the worker before the next entry starts one
-    observer.entry_finished(stored);
+    executor.reset();  // stop the worker before its lane starts another
   }
-  for (const auto& [device_id, peak] : speed_of_light.raised()) rederive_bandwidth(results, device_id, peak);
+
+  void start_entry(size_t e) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (slot_of_[e] != kNotStarted) return;
+    const PlannedEntry& entry = plan_.entries[e];
+    observer_.entry_started(entry);
+    EntryResult started;
+    started.challenge = entry.challenge->name();
+    started.submission = entry.submission;
+    started.device = entry.device->id;
+    started.build = entry.build;
+    slot_of_[e] = results_.entries.size();
+    results_.entries.push_back(std::move(started));
+  }
+
+  // The entry's cases back in its own order, once all of them ran.
+  void finish_entry(size_t e) {
+    if (slot_of_[e] == kNotStarted) return;
+    EntryResult& stored = results_.entries[slot_of_[e]];
+    std::vector<size_t> order(stored.cases.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return positions_[e][a] < positions_[e][b]; });
+    std::vector<CaseResult> sorted;
+    for (const size_t k : order) sorted.push_back(std::move(stored.cases[k]));
+    stored.cases = std::move(sorted);
+    observer_.entry_finished(stored);
+  }
+
+  void put_entries_in_plan_order() {
+    std::vector<EntryResult> ordered;
+    for (size_t e = 0; e < plan_.entries.size(); ++e) {
+      if (slot_of_[e] != kNotStarted) ordered.push_back(std::move(results_.entries[slot_of_[e]]));
+    }
+    results_.entries.resize(first_slot_);
+    for (EntryResult& entry : ordered) results_.entries.push_back(std::move(entry));
+  }
+
+  const RunPlan& plan_;
+  const RunSettings& settings_;
+  RunResults& results_;
+  RunObserver& observer_;
+  const std::function<void(const RunResults&)>& checkpoint_;
+  SpeedOfLight& speed_of_light_;
+  ScratchFolder scratch_;
+  std::mutex mutex_;
+  size_t next_entry_ = 0;
+  std::exception_ptr lane_failure_;
+  const size_t first_slot_;
+  std::vector<size_t> slot_of_;                 // plan index -> index in results.entries
+  std::vector<std::vector<size_t>> positions_;  // each stored case's index in its entry's cases
+};
+
+}  // namespace
+
+void execute_plan(const RunPlan& plan, const RunSettings& settings, RunResults& results, RunObserver& observer,
+                  const std::function<void(const RunResults&)>& checkpoint, SpeedOfLight& speed_of_light) {
+  PlanExecution(plan, settings, results, observer, checkpoint, speed_of_light).run();
 }
 
 }  // namespace harness

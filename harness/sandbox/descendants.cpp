@@ -32,9 +32,15 @@ std::set<pid_t>& live_workers() {
   return workers;
 }
 
+std::mutex& start_mutex() {
+  static std::mutex m;
+  return m;
+}
+
 std::vector<pid_t> orphaned_children() {
   std::vector<pid_t> found;
   const pid_t self = ::getpid();
+  const std::lock_guard<std::mutex> no_start(start_mutex());
   const std::vector<ProcessEntry> processes = list_processes();
   std::lock_guard<std::mutex> lock(registry_mutex());
   for (const ProcessEntry& p : processes) {
@@ -44,6 +50,8 @@ std::vector<pid_t> orphaned_children() {
 }
 
 }  // namespace
+
+std::unique_lock<std::mutex> worker_start_lock() { return std::unique_lock<std::mutex>(start_mutex()); }
 
 void register_worker(pid_t pid) {
   std::lock_guard<std::mutex> lock(registry_mutex());

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -76,7 +77,11 @@ int keep_clear_of_standard_fds(int fd);
 // The harness's own side, idempotent: not dumpable, child subreaper.
 void prepare_harness_process();
 
-// Live workers, so that the orphan sweep spares them.
+// Live workers, so that the orphan sweep spares them. A worker's start
+// holds worker_start_lock() from before its fork until it is registered: an
+// orphan sweep in another thread would otherwise find the new child
+// unregistered and kill it.
+std::unique_lock<std::mutex> worker_start_lock();
 void register_worker(pid_t pid);
 void unregister_worker(pid_t pid);
 // Kills and reaps every child of the harness that is not a live worker: the
