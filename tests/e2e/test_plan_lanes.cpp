@@ -82,8 +82,8 @@ TEST(PlanLanes, UntimedCasesOfEntriesOverlapTimedOnesRunAloneResultsStayInPlanOr
     if (timed.suite != Suite::perf) continue;
     for (const CaseSpan& other : recorder.spans) {
       if (&other == &timed) continue;
-      EXPECT_FALSE(overlap(timed, other)) << timed.entry << " " << timed.id << " ran beside " << other.entry << " "
-                                          << other.id;
+      EXPECT_FALSE(overlap(timed, other))
+          << timed.entry << " " << timed.id << " ran beside " << other.entry << " " << other.id;
     }
   }
   // Every timed case after every untimed one.
@@ -100,8 +100,8 @@ TEST(PlanLanes, UntimedCasesOfEntriesOverlapTimedOnesRunAloneResultsStayInPlanOr
   bool side_by_side = false;
   for (const CaseSpan& a : recorder.spans) {
     for (const CaseSpan& b : recorder.spans) {
-      side_by_side = side_by_side || (a.entry != b.entry && a.suite != Suite::perf && b.suite != Suite::perf &&
-                                      overlap(a, b));
+      side_by_side =
+          side_by_side || (a.entry != b.entry && a.suite != Suite::perf && b.suite != Suite::perf && overlap(a, b));
     }
   }
   EXPECT_TRUE(side_by_side) << "no two entries' untimed cases ran at once";

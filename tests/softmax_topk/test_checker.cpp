@@ -182,12 +182,12 @@ TEST(SoftmaxTopkChecker, ARefreshMovesTheFirstMaximumWhereverItIs) {
     for (auto [at, value] : set) r[at] = value;
     rows.push_back(r);
   };
-  row({{5, 3.0f}, {30, 3.0f}}, 1.0f);  // tied: the first
-  row({{36, 2.0f}}, 1.0f);             // in the tail
-  row({{0, 9.0f}}, 1.0f);              // the first element
-  row({{3, nan}, {20, 5.0f}}, 1.0f);   // a NaN before the maximum
-  row({{0, nan}, {20, 5.0f}}, 1.0f);   // a NaN first
-  row({}, -inf);                       // nothing but -inf
+  row({{5, 3.0f}, {30, 3.0f}}, 1.0f);   // tied: the first
+  row({{36, 2.0f}}, 1.0f);              // in the tail
+  row({{0, 9.0f}}, 1.0f);               // the first element
+  row({{3, nan}, {20, 5.0f}}, 1.0f);    // a NaN before the maximum
+  row({{0, nan}, {20, 5.0f}}, 1.0f);    // a NaN first
+  row({}, -inf);                        // nothing but -inf
   row({{7, -0.0f}, {9, 0.0f}}, -1.0f);  // signed zeros
   const auto same = [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; };
   for (size_t i = 0; i < rows.size(); ++i) {

@@ -58,8 +58,8 @@ TEST(Rng, NormalsFollowTheNormalDistributionIntoTheTails) {
   double distance = 0;
   for (size_t i = 0; i < n; ++i) {
     const double cdf = 0.5 * std::erfc(-xs[i] / std::sqrt(2.0));
-    distance = std::max({distance, std::fabs(cdf - static_cast<double>(i) / n),
-                         std::fabs(cdf - static_cast<double>(i + 1) / n)});
+    distance = std::max(
+        {distance, std::fabs(cdf - static_cast<double>(i) / n), std::fabs(cdf - static_cast<double>(i + 1) / n)});
   }
   // 1.95/sqrt(n): the 0.1% critical value of the KS distance.
   EXPECT_LT(distance, 1.95 / std::sqrt(static_cast<double>(n)));
