@@ -1,7 +1,7 @@
 // Passes over buffers of hundreds of megabytes (integrity checks, poison
-// and staging between rounds of timed calls, snapshots of inputs) split
-// over the host's cores: one core alone does not reach the memory's
-// bandwidth, and these passes ran longer than the calls they surround.
+// and staging between rounds of timed calls) split over the host's cores:
+// one core alone does not reach the memory's bandwidth, and these passes
+// ran longer than the calls they surround.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +18,5 @@ inline constexpr size_t kBulkBytes = size_t{4} << 20;
 void for_byte_chunks(size_t bytes, size_t align, const std::function<void(size_t begin, size_t end)>& body);
 
 bool same_bytes(const void* a, const void* b, size_t bytes);
-void copy_bytes(void* to, const void* from, size_t bytes);
 
 }  // namespace harness
