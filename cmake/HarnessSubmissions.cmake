@@ -100,6 +100,10 @@ function(_harness_add_submission manifest root index_var)
   if(_kind_error)
     set(_kind "library")
   endif()
+  string(JSON _role ERROR_VARIABLE _role_error GET "${_json}" role)
+  if(_role_error)
+    set(_role "submission")
+  endif()
   foreach(_key name challenge device kind)
     if(NOT _manifest_error)
       _harness_check_value(${_key} "${_${_key}}" "${_HARNESS_SAFE_NAME}" _manifest_error)
@@ -176,6 +180,11 @@ function(_harness_add_submission manifest root index_var)
     COMMENT "Building submission ${_challenge}/${_name} (${_device})"
     VERBATIM)
   add_custom_target(${_target} ALL DEPENDS ${_out}/build.json)
+  # What `harness run` judges without --with-mutants (is_unranked_role in
+  # harness/results/results_json.cpp): the main job builds these and no more.
+  if(NOT _role MATCHES "^(mutant|exploit|control|float32-control)$")
+    set_property(GLOBAL APPEND PROPERTY HARNESS_JUDGED_SUBMISSION_TARGETS ${_target})
+  endif()
 
   foreach(_v manifest _out root)
     string(REPLACE "\\" "\\\\" _json_${_v} "${${_v}}")

@@ -133,6 +133,7 @@ struct BuildInfo {
   std::string reason;
   std::string log_excerpt;  // the compiler's first errors
   std::string log_path;     // the full build log, when there is one
+  bool built = true;        // false: the build never ran for it (no build.json)
 };
 
 struct DimensionScore {

@@ -255,6 +255,25 @@ void keep_shard(RunPlan& plan, int index, int count) {
   }
 }
 
+// A selection holding submissions the build never reached (a build of the
+// main job's targets alone, then `harness selftest`) would judge each of
+// them build_failed: a verdict on the build folder, not on the code.
+void refuse_unbuilt(const RunPlan& plan) {
+  std::vector<std::string> unbuilt;
+  for (const PlannedEntry& entry : plan.entries) {
+    if (entry.build.built) continue;
+    const std::string name = entry.challenge->name() + "/" + entry.submission.name;
+    if (std::find(unbuilt.begin(), unbuilt.end(), name) == unbuilt.end()) unbuilt.push_back(name);
+  }
+  if (unbuilt.empty()) return;
+  const size_t shown = std::min<size_t>(unbuilt.size(), 3);
+  std::string names;
+  for (size_t i = 0; i < shown; ++i) names += (i ? ", " : "") + unbuilt[i];
+  throw UsageError(fmt::format("{} selected submission{} never built ({}{}): {}", unbuilt.size(),
+                               unbuilt.size() == 1 ? " was" : "s were", names, unbuilt.size() > shown ? ", ..." : "",
+                               kHowToBuildEverything));
+}
+
 }  // namespace
 
 RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vector<DeviceInfo>& all_devices) {
@@ -293,6 +312,7 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
     }
   }
   if (s.shard) keep_shard(plan, s.shard->first, s.shard->second);
+  refuse_unbuilt(plan);
   return plan;
 }
 

@@ -50,8 +50,9 @@ struct RunPlan {
 };
 
 // Throws UsageError when the selection names something that does not
-// exist (a challenge, submission, case or device), or when a shard of a
-// non-empty selection gets no case.
+// exist (a challenge, submission, case or device), when a shard of a
+// non-empty selection gets no case, or when a selected submission was never
+// built (no build.json: a build of the main job's targets alone).
 RunPlan make_plan(const RunSelection& selection, const Catalog& catalog, const std::vector<DeviceInfo>& devices);
 
 // "2/8" -> (2, 8); throws UsageError unless 1 <= I <= N.

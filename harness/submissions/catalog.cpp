@@ -31,7 +31,8 @@ void read_build(SubmissionRecord& record, const std::string& build_dir) {
   const std::string status_path = build_dir + "/build.json";
   if (!file_exists(status_path)) {
     record.build.status = "failed";
-    record.build.reason = "not built yet: build the project (cmake --build) after adding a submission";
+    record.build.built = false;
+    record.build.reason = std::string("not built: ") + kHowToBuildEverything;
     return;
   }
   try {

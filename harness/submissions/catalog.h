@@ -12,6 +12,11 @@
 
 namespace harness {
 
+// What a submission without a build.json needs.
+inline constexpr const char* kHowToBuildEverything =
+    "scripts/run-all.sh builds only what `harness run` judges (the target main-job); build everything with "
+    "`cmake --build` on the build folder, or `bash scripts/test.sh`";
+
 struct SubmissionRecord {
   std::string manifest_path;
   std::string root;                  // the folder searched for it (submissions/, or one of HARNESS_EXTRA_SUBMISSIONS)

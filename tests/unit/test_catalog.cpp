@@ -6,7 +6,9 @@
 #include <string>
 #include <utility>
 
+#include "harness/core/error.h"
 #include "harness/core/files.h"
+#include "harness/runner/run_plan.h"
 #include "harness/submissions/catalog.h"
 #include "support/test_support.h"
 
@@ -86,6 +88,41 @@ TEST(Catalog, AProcessSubmissionsIncludeFoldersStayInsideItsRoot) {
   EXPECT_EQ(catalog.records()[1].build.status, "failed");
   EXPECT_NE(catalog.records()[1].build.reason.find("'../../build' lies outside"), std::string::npos)
       << catalog.records()[1].build.reason;
+}
+
+// The main job builds only what `harness run` judges: a selftest on that
+// build folder judged every mutant and exploit build_failed ("44 of 65 did
+// not get their declared verdict"), a verdict on the folder, not the code.
+TEST(Catalog, ASelectedSubmissionNeverBuiltRefusesTheRunNamingIt) {
+  testing::TempFolder folder;
+  json mutant = squatter("cpu-mutant-unbuilt", "mutant");
+  mutant["expect"] = json{{"suite", "correctness"}, {"verdict", "wrong_answer"}};
+  const Catalog catalog = catalog_with_squatter(folder, mutant);
+  std::filesystem::create_directories(folder.path("real-build"));
+  write_file_atomically(folder.path("real-build/build.json"),
+                        json{{"status", "ok"}, {"library", folder.path("real-build/libsubmission.so")}}.dump());
+  ASSERT_EQ(catalog.records().size(), 2u);
+  ASSERT_TRUE(catalog.records()[0].manifest.has_value()) << catalog.records()[0].manifest_error;
+  EXPECT_FALSE(catalog.records()[0].build.built);
+
+  RunSelection judged;  // `harness run`: mutants left out, so nothing unbuilt is selected
+  judged.challenges = {"softmax_topk"};
+  judged.device = "cpu";
+  judged.quick = true;
+  EXPECT_NO_THROW(make_plan(judged, Catalog::load(folder.path("index.json")), testing::cpu_devices()));
+
+  RunSelection selftest = judged;
+  selftest.only_mutants = true;
+  try {
+    make_plan(selftest, Catalog::load(folder.path("index.json")), testing::cpu_devices());
+    FAIL() << "a selftest planned a submission that was never built";
+  } catch (const UsageError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("1 selected submission was never built (softmax_topk/cpu-mutant-unbuilt)"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("main-job"), std::string::npos) << message;
+  }
 }
 
 }  // namespace
