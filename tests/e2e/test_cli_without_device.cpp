@@ -16,7 +16,7 @@ using testing::kFixtureIndexEnvironment;
 using testing::run_cli;
 using testing::TempFolder;
 
-const std::string kCase = "correctness.normal.r64.v1024.k10";
+const std::string kNoDeviceCase = "correctness.normal.r64.v1024.k10";
 // What nvcc says about the kernel the fixture calls but never declares.
 const std::string kCompilerError = "identifier \"topk_rows_kernel_renamed\" is undefined";
 
@@ -47,7 +47,7 @@ TEST(WithoutDevice, ACudaSubmissionThatDoesNotCompileFailsTheRunWithItsCompilerE
   ASSERT_EQ(record.build.status, "failed") << record.build.reason;
   TempFolder tmp;
   // No --device: the default run of a CI machine, with or without a GPU.
-  const auto r = run_cli(fmt::format("run softmax_topk -s fixture-cuda-does-not-compile --case {} -o {} --md {}", kCase,
+  const auto r = run_cli(fmt::format("run softmax_topk -s fixture-cuda-does-not-compile --case {} -o {} --md {}", kNoDeviceCase,
                                      tmp.path("r.json"), tmp.path("r.md")),
                          kFixtureIndexEnvironment);
   EXPECT_EQ(r.exit_code, 1) << "a failed build fails the run\n" << r.output;
@@ -86,7 +86,7 @@ TEST(WithoutDevice, ACudaSubmissionThatBuiltIsShownAsNotRun) {
   REQUIRE_CUDA_COMPILER(record);
   ASSERT_EQ(record.build.status, "ok") << record.build.reason;
   TempFolder tmp;
-  const auto r = run_cli(fmt::format("run softmax_topk -s cuda-naive --case {} -o {} --md {}", kCase,
+  const auto r = run_cli(fmt::format("run softmax_topk -s cuda-naive --case {} -o {} --md {}", kNoDeviceCase,
                                      tmp.path("r.json"), tmp.path("r.md")));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("judged on their build only"), std::string::npos) << r.output;

@@ -16,16 +16,16 @@ bool have_numpy() { return testing::run_shell("/usr/bin/python3 -c 'import numpy
 #define REQUIRE_NUMPY() \
   if (!have_numpy()) GTEST_SKIP() << "python3-numpy is not installed (scripts/install-deps.sh installs it)"
 
-const std::string kCase = "correctness.normal.r64.v1024.k10";
+const std::string kProtocolCase = "correctness.normal.r64.v1024.k10";
 
 CaseResult run_mode(const std::string& mode, double timeout_s = 20) {
   ::setenv("HARNESS_FIXTURE_MODE", mode.c_str(), 1);
   RunSettings settings;
   settings.call_timeout_s = timeout_s;
   const RunResults r = testing::run_softmax_cases(
-      "fixture-process-misbehaving", {kCase, "correctness.normal.r64.v1024.k2"}, testing::fixture_catalog(), settings);
+      "fixture-process-misbehaving", {kProtocolCase, "correctness.normal.r64.v1024.k2"}, testing::fixture_catalog(), settings);
   ::unsetenv("HARNESS_FIXTURE_MODE");
-  return testing::case_of(testing::entry_of(r, "fixture-process-misbehaving"), kCase);
+  return testing::case_of(testing::entry_of(r, "fixture-process-misbehaving"), kProtocolCase);
 }
 
 // A process is kept across cases until one does not pass; the next case
@@ -123,8 +123,8 @@ CaseResult misbehaving_perf_case(const std::string& mode) {
 TEST(ProcessProtocol, FunctionsThatDisagreeWithTheDeclaredOpsAreRefusedAtTheHello) {
   REQUIRE_NUMPY();
   const RunResults r =
-      testing::run_softmax_cases("fixture-process-wrong-signature", {kCase}, testing::fixture_catalog());
-  const CaseResult c = testing::case_of(testing::entry_of(r, "fixture-process-wrong-signature"), kCase);
+      testing::run_softmax_cases("fixture-process-wrong-signature", {kProtocolCase}, testing::fixture_catalog());
+  const CaseResult c = testing::case_of(testing::entry_of(r, "fixture-process-wrong-signature"), kProtocolCase);
   EXPECT_EQ(c.verdict, Verdict::error);
   EXPECT_NE(c.message.find("op 'softmax_topk' is called as softmax_topk(scalars, logits), which the function "
                            "softmax_topk(scalars, x) cannot take"),
@@ -173,14 +173,14 @@ TEST(ProcessProtocol, TheNumpyExamplesPassEveryCorrectnessCase) {
 TEST(ProcessProtocol, WithoutPythonProcessSubmissionsAreUnavailableAndTheRunGoesOn) {
   testing::TempFolder tmp;
   const auto r = testing::run_cli(
-      "run softmax_topk -s numpy,cpu-fast --device cpu -q --case " + kCase + " -o " + tmp.path("r.json"),
+      "run softmax_topk -s numpy,cpu-fast --device cpu -q --case " + kProtocolCase + " -o " + tmp.path("r.json"),
       "HARNESS_PYTHON=/nonexistent/python3");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const RunResults results = load_results(tmp.path("r.json"));
-  const CaseResult& unavailable = testing::case_of(testing::entry_of(results, "numpy"), kCase);
+  const CaseResult& unavailable = testing::case_of(testing::entry_of(results, "numpy"), kProtocolCase);
   EXPECT_EQ(unavailable.verdict, Verdict::unavailable);
   EXPECT_NE(unavailable.message.find("HARNESS_PYTHON=/nonexistent/python3 is not an executable"), std::string::npos);
-  EXPECT_EQ(testing::case_of(testing::entry_of(results, "cpu-fast"), kCase).verdict, Verdict::pass);
+  EXPECT_EQ(testing::case_of(testing::entry_of(results, "cpu-fast"), kProtocolCase).verdict, Verdict::pass);
   const auto listed = testing::run_cli("list softmax_topk", "HARNESS_PYTHON=/nonexistent/python3");
   EXPECT_NE(listed.output.find("unavailable  HARNESS_PYTHON=/nonexistent/python3 is not an executable"),
             std::string::npos)

@@ -29,7 +29,7 @@ using testing::case_of;
 using testing::entry_of;
 using testing::ScopedEnv;
 
-const std::string kCase = "correctness.normal.r64.v1024.k2";
+const std::string kSandboxCase = "correctness.normal.r64.v1024.k2";
 
 // Runs one case of `submission` attacking in `mode`, with `disabled` parts
 // of the sandbox switched off.
@@ -39,11 +39,11 @@ CaseResult attack(const std::string& submission, const std::string& mode, const 
   RunSelection selection;
   selection.challenges = {"softmax_topk"};
   selection.submissions = {submission};
-  selection.case_ids = {kCase};
+  selection.case_ids = {kSandboxCase};
   RunSettings settings;
   settings.call_timeout_s = 20;
   const auto results = testing::run_selection(selection, testing::fixture_catalog(), settings);
-  return case_of(entry_of(results, submission), kCase);
+  return case_of(entry_of(results, submission), kSandboxCase);
 }
 
 // One case of a submission of the project's own catalogue, with `disabled`
@@ -242,10 +242,10 @@ TEST(Sandbox, AMemoryFileIsRefusedToACompiledWorkerAndCountedWithoutSeccomp) {
 // the worker's executable (the project) was.
 TEST(Sandbox, ACompiledWorkerCannotLoadAnotherSubmissionsLibraryWithoutLandlockItCan) {
   const std::string exploit = "cpu-exploit-borrowed-kernel";
-  const CaseResult on = project_case("softmax_topk", exploit, kCase, "");
+  const CaseResult on = project_case("softmax_topk", exploit, kSandboxCase, "");
   EXPECT_EQ(on.verdict, Verdict::error) << on.message;
   EXPECT_TRUE(contains(on.worker_output, "exploit borrowed kernel: stopped")) << on.worker_output;
-  const CaseResult off = project_case("softmax_topk", exploit, kCase, "landlock");
+  const CaseResult off = project_case("softmax_topk", exploit, kSandboxCase, "landlock");
   EXPECT_EQ(off.verdict, Verdict::pass) << off.message;
   EXPECT_TRUE(contains(off.worker_output, "exploit borrowed kernel: GOT THROUGH")) << off.worker_output;
 }
@@ -288,14 +288,14 @@ TEST(Sandbox, AnAllocationPastTheMemoryLimitIsAMemoryLimitVerdictWithoutTheLimit
 #endif
   testing::TempFolder folder;
   const std::string options =
-      "run softmax_topk -s cpu-exploit-memory-hog --with-mutants --device cpu -q --seed 3 --case " + kCase +
+      "run softmax_topk -s cpu-exploit-memory-hog --with-mutants --device cpu -q --seed 3 --case " + kSandboxCase +
       " --memory-limit 1G -o ";
   const std::string bytes = "HARNESS_EXPLOIT_BYTES=" + std::to_string(2ull << 30);
   const auto on = testing::run_cli(options + folder.path("on.json"), bytes);
   const auto off = testing::run_cli(options + folder.path("off.json"), bytes + " HARNESS_SANDBOX_DISABLE=rlimits");
-  const CaseResult limited = case_of(entry_of(load_results(folder.path("on.json")), "cpu-exploit-memory-hog"), kCase);
+  const CaseResult limited = case_of(entry_of(load_results(folder.path("on.json")), "cpu-exploit-memory-hog"), kSandboxCase);
   const CaseResult unlimited =
-      case_of(entry_of(load_results(folder.path("off.json")), "cpu-exploit-memory-hog"), kCase);
+      case_of(entry_of(load_results(folder.path("off.json")), "cpu-exploit-memory-hog"), kSandboxCase);
   EXPECT_EQ(limited.verdict, Verdict::memory_limit) << limited.message << on.output;
   EXPECT_TRUE(contains(limited.message, "std::bad_alloc")) << limited.message;
   EXPECT_TRUE(contains(limited.message, "address-space limit of 1 GiB (--memory-limit)")) << limited.message;

@@ -19,24 +19,24 @@ namespace harness {
 namespace {
 
 template <class E>
-FailureVerdict verdict_of(const E& e) {
+FailureVerdict failure_verdict_of(const E& e) {
   return verdict_of_failure(std::make_exception_ptr(e));
 }
 
 TEST(FailureVerdict, AVerdictIsItsOwn) {
-  const auto f = verdict_of(VerdictException(Verdict::crash, "the worker was killed by signal 9"));
+  const auto f = failure_verdict_of(VerdictException(Verdict::crash, "the worker was killed by signal 9"));
   EXPECT_EQ(f.verdict, Verdict::crash);
   EXPECT_EQ(f.message, "the worker was killed by signal 9");
 }
 
 TEST(FailureVerdict, UntrustedInputIsTheSubmissionsError) {
-  EXPECT_EQ(verdict_of(UntrustedInputError("a reply without a status")).verdict, Verdict::error);
-  EXPECT_EQ(verdict_of(MalformedMessage("malformed message")).verdict, Verdict::error);
+  EXPECT_EQ(failure_verdict_of(UntrustedInputError("a reply without a status")).verdict, Verdict::error);
+  EXPECT_EQ(failure_verdict_of(MalformedMessage("malformed message")).verdict, Verdict::error);
 }
 
 TEST(FailureVerdict, TheHarnessesOwnFaultsAreHarnessErrors) {
-  EXPECT_EQ(verdict_of(HarnessError("poll failed")).verdict, Verdict::harness_error);
-  EXPECT_EQ(verdict_of(std::bad_alloc()).verdict, Verdict::harness_error);
+  EXPECT_EQ(failure_verdict_of(HarnessError("poll failed")).verdict, Verdict::harness_error);
+  EXPECT_EQ(failure_verdict_of(std::bad_alloc()).verdict, Verdict::harness_error);
 }
 
 // The exploit process-exploit-overflowing-npy-shape without the parser's

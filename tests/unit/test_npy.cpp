@@ -24,7 +24,7 @@ std::string npy_bytes(const std::string& header, size_t data_bytes, int major = 
   return bytes + padded + std::string(data_bytes, '\x01');
 }
 
-std::string error_of(const std::string& bytes) {
+std::string npy_error_of(const std::string& bytes) {
   try {
     parse_npy(bytes, "t.npy");
   } catch (const UntrustedInputError& e) {
@@ -62,32 +62,32 @@ TEST(Npy, NumpysOwnFilesAreReadWhenNumpyIsHere) {
 
 TEST(Npy, MalformedFilesAreRefusedWithTheReason) {
   const std::string good = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
-  EXPECT_EQ(error_of(npy_bytes(good, 24)), "");
-  EXPECT_NE(error_of("PK\x03\x04 a zip file").find("magic"), std::string::npos);
-  EXPECT_NE(error_of(npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 24)).find("dtype '>f4'"),
+  EXPECT_EQ(npy_error_of(npy_bytes(good, 24)), "");
+  EXPECT_NE(npy_error_of("PK\x03\x04 a zip file").find("magic"), std::string::npos);
+  EXPECT_NE(npy_error_of(npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 24)).find("dtype '>f4'"),
             std::string::npos);
-  EXPECT_NE(error_of(npy_bytes("{'descr': '|O', 'fortran_order': False, 'shape': (2,), }", 16)).find("dtype '|O'"),
+  EXPECT_NE(npy_error_of(npy_bytes("{'descr': '|O', 'fortran_order': False, 'shape': (2,), }", 16)).find("dtype '|O'"),
             std::string::npos);
   EXPECT_NE(
-      error_of(npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24)).find("fortran_order True"),
+      npy_error_of(npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24)).find("fortran_order True"),
       std::string::npos);
-  EXPECT_NE(error_of(npy_bytes(good, 20)).find("24 data bytes"), std::string::npos);
-  EXPECT_NE(error_of(npy_bytes(good, 28)).find("but the file holds 28"), std::string::npos);
+  EXPECT_NE(npy_error_of(npy_bytes(good, 20)).find("24 data bytes"), std::string::npos);
+  EXPECT_NE(npy_error_of(npy_bytes(good, 28)).find("but the file holds 28"), std::string::npos);
   EXPECT_NE(
-      error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }", 24)).find("non-negative"),
+      npy_error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }", 24)).find("non-negative"),
       std::string::npos);
-  EXPECT_NE(error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False}", 4)).find("no 'shape'"), std::string::npos);
-  EXPECT_NE(error_of(npy_bytes(good, 24, 4)).find("format version 4"), std::string::npos);
-  EXPECT_NE(error_of(npy_bytes(good, 24).substr(0, 30)).find("cut off"), std::string::npos);
+  EXPECT_NE(npy_error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False}", 4)).find("no 'shape'"), std::string::npos);
+  EXPECT_NE(npy_error_of(npy_bytes(good, 24, 4)).find("format version 4"), std::string::npos);
+  EXPECT_NE(npy_error_of(npy_bytes(good, 24).substr(0, 30)).find("cut off"), std::string::npos);
 }
 
 // Shapes whose size overflows: an extent beyond int64 (std::stoll would
 // throw out_of_range) and a product beyond size_t (it would wrap around).
 TEST(Npy, ShapesThatOverflowAreRefusedAsTheFilesFault) {
-  EXPECT_NE(error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999, 2), }", 0))
+  EXPECT_NE(npy_error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999, 2), }", 0))
                 .find("beyond int64"),
             std::string::npos);
-  EXPECT_NE(error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000000000, 1000), }", 0))
+  EXPECT_NE(npy_error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000000000, 1000), }", 0))
                 .find("overflows"),
             std::string::npos);
 }
