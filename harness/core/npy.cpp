@@ -127,7 +127,12 @@ void write_npy(const std::string& path, DType dtype, const std::vector<int64_t>&
   HARNESS_CHECK(out.good(), "writing '{}' failed", path);
 }
 
-NpyArray parse_npy(const std::string& bytes, const std::string& origin) {
+namespace {
+
+// The header of a .npy file of file_bytes bytes from its first bytes (all
+// of them, or at least the header's): dtype and shape accepted, and the data
+// exactly as long as they say.
+NpyHeader parse_npy_header(const std::string& bytes, size_t file_bytes, const std::string& origin) {
   if (bytes.size() < kMagicSize + 4 || std::memcmp(bytes.data(), kMagic, kMagicSize) != 0) {
     malformed(origin, "it does not start with the .npy magic \\x93NUMPY");
   }
@@ -149,12 +154,12 @@ NpyArray parse_npy(const std::string& bytes, const std::string& origin) {
   if (bytes.size() < header_start + header_size) malformed(origin, "the header is cut off");
   const std::string header = bytes.substr(header_start, header_size);
 
-  NpyArray array;
+  NpyHeader parsed;
   const std::string descr = dict_value(header, "descr", origin);
   bool known = false;
   for (const auto& d : kDescrs) {
     if (descr == fmt::format("'{}'", d.text)) {
-      array.dtype = d.dtype;
+      parsed.dtype = d.dtype;
       known = true;
     }
   }
@@ -167,63 +172,115 @@ NpyArray parse_npy(const std::string& bytes, const std::string& origin) {
   if (order != "False") malformed(origin, fmt::format("fortran_order {} (only C order is accepted)", order));
   const std::string shape = dict_value(header, "shape", origin);
   if (shape.front() != '(' || shape.back() != ')') malformed(origin, fmt::format("shape {} is not a tuple", shape));
-  array.shape = parse_shape(shape, origin);
+  parsed.shape = parse_shape(shape, origin);
 
-  const size_t data_bytes = data_bytes_of(array.shape, array.dtype, shape, origin);
-  const size_t data_start = header_start + header_size;
-  if (bytes.size() != data_start + data_bytes) {
-    malformed(origin, fmt::format("{} data bytes for shape {} of {}, but the file holds {}", data_bytes, shape,
-                                  dtype_name(array.dtype), bytes.size() - data_start));
+  parsed.data_bytes = data_bytes_of(parsed.shape, parsed.dtype, shape, origin);
+  parsed.data_start = header_start + header_size;
+  if (file_bytes != parsed.data_start + parsed.data_bytes) {
+    malformed(origin, fmt::format("{} data bytes for shape {} of {}, but the file holds {}", parsed.data_bytes, shape,
+                                  dtype_name(parsed.dtype), file_bytes - std::min(file_bytes, parsed.data_start)));
   }
-  array.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(data_start), bytes.end());
+  return parsed;
+}
+
+}  // namespace
+
+NpyArray parse_npy(const std::string& bytes, const std::string& origin) {
+  const NpyHeader header = parse_npy_header(bytes, bytes.size(), origin);
+  NpyArray array;
+  array.dtype = header.dtype;
+  array.shape = header.shape;
+  array.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(header.data_start), bytes.end());
   return array;
 }
 
-NpyArray read_npy(const std::string& path, size_t max_file_bytes) {
-  // Opened without following a link and without blocking, then judged by
-  // what was opened: a link (to the results, to /dev/zero) or a FIFO (which
-  // would block a read forever) in place of the file is refused unread, and
-  // so is a file larger than the caller expects (a sparse file of gigabytes
-  // would otherwise be read into memory whole). Judged after the open, since
-  // a check by path races a rename.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    malformed(path, errno == ELOOP ? std::string("it is not a regular file (a folder, a link, a FIFO or a device)")
-                                   : fmt::format("cannot open it: {}", std::strerror(errno)));
-  }
-  std::string bytes;
-  try {
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) malformed(path, fmt::format("cannot stat it: {}", std::strerror(errno)));
-    if (!S_ISREG(st.st_mode)) malformed(path, "it is not a regular file (a folder, a link, a FIFO or a device)");
-    const auto size = static_cast<size_t>(st.st_size);
-    if (size > max_file_bytes) {
-      malformed(path, fmt::format("{} bytes, more than the {} bytes a file of the expected dtype and shape takes", size,
-                                  max_file_bytes));
+namespace {
+
+// Version 2/3 headers: 12 bytes of preamble and up to 4 GiB of header in
+// principle; NumPy writes a few hundred bytes. 64 KiB is generous.
+constexpr size_t kHeaderAllowance = 12 + 65536;
+
+// A .npy file opened to be read: without following a link and without
+// blocking, then judged by what was opened: a link (to the results, to
+// /dev/zero) or a FIFO (which would block a read forever) in place of the
+// file is refused unread, and so is a file larger than the caller expects (a
+// sparse file of gigabytes would otherwise be read into memory whole).
+// Judged after the open, since a check by path races a rename.
+class OpenNpy {
+ public:
+  OpenNpy(const std::string& path, size_t max_file_bytes) : path_(path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd_ < 0) {
+      malformed(path, errno == ELOOP ? std::string("it is not a regular file (a folder, a link, a FIFO or a device)")
+                                     : fmt::format("cannot open it: {}", std::strerror(errno)));
     }
-    // At most the size allowed, whatever the file grows to meanwhile.
-    bytes.resize(size);
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) fail(fmt::format("cannot stat it: {}", std::strerror(errno)));
+    if (!S_ISREG(st.st_mode)) fail("it is not a regular file (a folder, a link, a FIFO or a device)");
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ > max_file_bytes) {
+      fail(fmt::format("{} bytes, more than the {} bytes a file of the expected dtype and shape takes", size_,
+                       max_file_bytes));
+    }
+  }
+  ~OpenNpy() { ::close(fd_); }
+  OpenNpy(const OpenNpy&) = delete;
+  OpenNpy& operator=(const OpenNpy&) = delete;
+
+  size_t size() const { return size_; }
+
+  // Up to `bytes` more bytes into `into`; fewer only at the file's end (it
+  // may shrink meanwhile, and never grows past what was judged).
+  size_t read(void* into, size_t bytes) {
     size_t got = 0;
-    while (got < size) {
-      const ssize_t n = ::read(fd, bytes.data() + got, size - got);
+    while (got < bytes) {
+      const ssize_t n = ::read(fd_, static_cast<char*>(into) + got, bytes - got);
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) malformed(path, fmt::format("cannot read it: {}", std::strerror(errno)));
+      if (n < 0) fail(fmt::format("cannot read it: {}", std::strerror(errno)));
       if (n == 0) break;
       got += static_cast<size_t>(n);
     }
-    bytes.resize(got);
-  } catch (...) {
-    ::close(fd);
-    throw;
+    return got;
   }
-  ::close(fd);
+
+ private:
+  [[noreturn]] void fail(const std::string& problem) {
+    ::close(fd_);
+    fd_ = -1;
+    malformed(path_, problem);
+  }
+
+  std::string path_;
+  int fd_ = -1;
+  size_t size_ = 0;
+};
+
+}  // namespace
+
+NpyArray read_npy(const std::string& path, size_t max_file_bytes) {
+  OpenNpy file(path, max_file_bytes);
+  std::string bytes(file.size(), '\0');
+  bytes.resize(file.read(bytes.data(), bytes.size()));
   return parse_npy(bytes, path);
 }
 
+NpyHeader read_npy_into(const std::string& path, size_t max_file_bytes,
+                        const std::function<void*(const NpyHeader&)>& destination) {
+  OpenNpy file(path, max_file_bytes);
+  std::string head(std::min(file.size(), kHeaderAllowance), '\0');
+  head.resize(file.read(head.data(), head.size()));
+  const NpyHeader header = parse_npy_header(head, file.size(), path);
+  auto* data = static_cast<unsigned char*>(destination(header));
+  const size_t in_head = std::min(head.size() - std::min(head.size(), header.data_start), header.data_bytes);
+  if (in_head > 0) std::memcpy(data, head.data() + header.data_start, in_head);
+  const size_t rest = file.read(data + in_head, header.data_bytes - in_head);
+  if (in_head + rest != header.data_bytes) {
+    malformed(path, fmt::format("{} data bytes expected, the file ended after {}", header.data_bytes, in_head + rest));
+  }
+  return header;
+}
+
 size_t npy_max_file_bytes(DType dtype, const std::vector<int64_t>& shape) {
-  // Version 2/3 headers: 12 bytes of preamble and up to 4 GiB of header in
-  // principle; NumPy writes a few hundred bytes. 64 KiB is generous.
-  constexpr size_t kHeaderAllowance = 12 + 65536;
   return kHeaderAllowance + data_bytes_of(shape, dtype, "(expected)", "the expected tensor");
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,18 @@ void write_npy(const std::string& path, DType dtype, const std::vector<int64_t>&
 // Refuses, before reading, anything but a regular file of at most
 // max_file_bytes.
 NpyArray read_npy(const std::string& path, size_t max_file_bytes = SIZE_MAX);
+struct NpyHeader {
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape;
+  size_t data_start = 0;  // offset of the data in the file
+  size_t data_bytes = 0;
+};
+// As read_npy, but the data goes straight to where `destination` says once
+// it has seen the header (it may throw to refuse the dtype or shape): no
+// copy of hundreds of megabytes in between. A file that ends early is an
+// UntrustedInputError, with the destination partly written.
+NpyHeader read_npy_into(const std::string& path, size_t max_file_bytes,
+                        const std::function<void*(const NpyHeader&)>& destination);
 // The largest .npy file that can hold a tensor of this dtype and shape.
 size_t npy_max_file_bytes(DType dtype, const std::vector<int64_t>& shape);
 // The same from bytes in memory; `origin` names them in messages.

@@ -79,11 +79,19 @@ void ProcessExecutor::read_outputs(const std::vector<Binding>& tensors, const st
       throw VerdictException(Verdict::error, fmt::format("{}: the process replied ok but did not write output {} ({})",
                                                          what, spec.name, path));
     }
-    NpyArray array;
+    const auto into_tensor = [&](const NpyHeader& array) -> void* {
+      if (array.dtype != spec.dtype || array.shape != spec.shape) {
+        throw VerdictException(Verdict::error,
+                               fmt::format("{}: output {} is {}{}, expected {}{}", what, spec.name,
+                                           dtype_name(array.dtype), shape_text(array.shape), dtype_name(spec.dtype),
+                                           shape_text(spec.shape)));
+      }
+      return b.tensor->raw();
+    };
     try {
       // At most the size the expected tensor takes: never read gigabytes
       // because a process wrote (or faked, sparsely) a huge file.
-      array = read_npy(path, npy_max_file_bytes(spec.dtype, spec.shape));
+      read_npy_into(path, npy_max_file_bytes(spec.dtype, spec.shape), into_tensor);
     } catch (const UntrustedInputError& e) {
       try {
         clear_scratch_path(path);  // not to be found again by the next call
@@ -92,12 +100,6 @@ void ProcessExecutor::read_outputs(const std::vector<Binding>& tensors, const st
       }
       throw VerdictException(Verdict::error, fmt::format("{}: output {}: {}", what, spec.name, e.what()));
     }
-    if (array.dtype != spec.dtype || array.shape != spec.shape) {
-      throw VerdictException(
-          Verdict::error, fmt::format("{}: output {} is {}{}, expected {}{}", what, spec.name, dtype_name(array.dtype),
-                                      shape_text(array.shape), dtype_name(spec.dtype), shape_text(spec.shape)));
-    }
-    std::memcpy(b.tensor->raw(), array.data.data(), array.data.size());
     clear_scratch_path(path);
   }
 }

@@ -131,5 +131,48 @@ TEST(Npy, AnythingButARegularFileIsRefusedUnread) {
   EXPECT_NE(read_error(tmp.path("link.npy"), 1 << 20).find("not a regular file"), std::string::npos);
 }
 
+// Outputs of hundreds of megabytes go straight into the harness's tensor:
+// the data of a file past its first 64 KiB as much as a small one's (all of
+// it read with the header), nothing written where the header is refused.
+TEST(Npy, ReadIntoPutsTheDataWhereTheCallerSaysOnceItAcceptsTheHeader) {
+  testing::TempFolder tmp;
+  for (const size_t elements : {size_t{6}, size_t{100000}}) {
+    std::vector<float> data(elements);
+    for (size_t i = 0; i < elements; ++i) data[i] = static_cast<float>(i) * 0.5f - 7;
+    const std::string path = tmp.path("f" + std::to_string(elements) + ".npy");
+    write_npy(path, DType::f32, {static_cast<int64_t>(elements)}, data.data());
+    std::vector<float> into(elements, -1);
+    const NpyHeader header =
+        read_npy_into(path, npy_max_file_bytes(DType::f32, {static_cast<int64_t>(elements)}),
+                      [&](const NpyHeader& h) -> void* {
+                        EXPECT_EQ(h.shape, (std::vector<int64_t>{static_cast<int64_t>(elements)}));
+                        return into.data();
+                      });
+    EXPECT_EQ(header.data_bytes, elements * sizeof(float));
+    EXPECT_EQ(std::memcmp(into.data(), data.data(), header.data_bytes), 0) << elements << " elements";
+
+    std::vector<float> untouched(elements, -1);
+    EXPECT_THROW(read_npy_into(path, 1 << 30,
+                               [&](const NpyHeader&) -> void* {
+                                 throw VerdictException(Verdict::error, "refused");
+                                 return untouched.data();
+                               }),
+                 VerdictException);
+    EXPECT_EQ(untouched, std::vector<float>(elements, -1));
+  }
+  // The limits of read_npy hold: a file past the expected size is refused
+  // before the destination is asked for.
+  const float four[4] = {1, 2, 3, 4};
+  write_npy(tmp.path("big.npy"), DType::f32, {4}, four);
+  bool asked = false;
+  EXPECT_THROW(read_npy_into(tmp.path("big.npy"), 64,
+                             [&](const NpyHeader&) -> void* {
+                               asked = true;
+                               return nullptr;
+                             }),
+               UntrustedInputError);
+  EXPECT_FALSE(asked);
+}
+
 }  // namespace
 }  // namespace harness
