@@ -81,10 +81,9 @@ void ProcessExecutor::read_outputs(const std::vector<Binding>& tensors, const st
     }
     const auto into_tensor = [&](const NpyHeader& array) -> void* {
       if (array.dtype != spec.dtype || array.shape != spec.shape) {
-        throw VerdictException(Verdict::error,
-                               fmt::format("{}: output {} is {}{}, expected {}{}", what, spec.name,
-                                           dtype_name(array.dtype), shape_text(array.shape), dtype_name(spec.dtype),
-                                           shape_text(spec.shape)));
+        throw VerdictException(Verdict::error, fmt::format("{}: output {} is {}{}, expected {}{}", what, spec.name,
+                                                           dtype_name(array.dtype), shape_text(array.shape),
+                                                           dtype_name(spec.dtype), shape_text(spec.shape)));
       }
       return b.tensor->raw();
     };

@@ -47,8 +47,8 @@ TEST(WithoutDevice, ACudaSubmissionThatDoesNotCompileFailsTheRunWithItsCompilerE
   ASSERT_EQ(record.build.status, "failed") << record.build.reason;
   TempFolder tmp;
   // No --device: the default run of a CI machine, with or without a GPU.
-  const auto r = run_cli(fmt::format("run softmax_topk -s fixture-cuda-does-not-compile --case {} -o {} --md {}", kNoDeviceCase,
-                                     tmp.path("r.json"), tmp.path("r.md")),
+  const auto r = run_cli(fmt::format("run softmax_topk -s fixture-cuda-does-not-compile --case {} -o {} --md {}",
+                                     kNoDeviceCase, tmp.path("r.json"), tmp.path("r.md")),
                          kFixtureIndexEnvironment);
   EXPECT_EQ(r.exit_code, 1) << "a failed build fails the run\n" << r.output;
   EXPECT_NE(r.output.find("build_failed"), std::string::npos) << r.output;

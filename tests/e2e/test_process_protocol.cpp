@@ -22,8 +22,9 @@ CaseResult run_mode(const std::string& mode, double timeout_s = 20) {
   ::setenv("HARNESS_FIXTURE_MODE", mode.c_str(), 1);
   RunSettings settings;
   settings.call_timeout_s = timeout_s;
-  const RunResults r = testing::run_softmax_cases(
-      "fixture-process-misbehaving", {kProtocolCase, "correctness.normal.r64.v1024.k2"}, testing::fixture_catalog(), settings);
+  const RunResults r =
+      testing::run_softmax_cases("fixture-process-misbehaving", {kProtocolCase, "correctness.normal.r64.v1024.k2"},
+                                 testing::fixture_catalog(), settings);
   ::unsetenv("HARNESS_FIXTURE_MODE");
   return testing::case_of(testing::entry_of(r, "fixture-process-misbehaving"), kProtocolCase);
 }

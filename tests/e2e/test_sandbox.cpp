@@ -293,7 +293,8 @@ TEST(Sandbox, AnAllocationPastTheMemoryLimitIsAMemoryLimitVerdictWithoutTheLimit
   const std::string bytes = "HARNESS_EXPLOIT_BYTES=" + std::to_string(2ull << 30);
   const auto on = testing::run_cli(options + folder.path("on.json"), bytes);
   const auto off = testing::run_cli(options + folder.path("off.json"), bytes + " HARNESS_SANDBOX_DISABLE=rlimits");
-  const CaseResult limited = case_of(entry_of(load_results(folder.path("on.json")), "cpu-exploit-memory-hog"), kSandboxCase);
+  const CaseResult limited =
+      case_of(entry_of(load_results(folder.path("on.json")), "cpu-exploit-memory-hog"), kSandboxCase);
   const CaseResult unlimited =
       case_of(entry_of(load_results(folder.path("off.json")), "cpu-exploit-memory-hog"), kSandboxCase);
   EXPECT_EQ(limited.verdict, Verdict::memory_limit) << limited.message << on.output;

@@ -64,19 +64,21 @@ TEST(Npy, MalformedFilesAreRefusedWithTheReason) {
   const std::string good = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
   EXPECT_EQ(npy_error_of(npy_bytes(good, 24)), "");
   EXPECT_NE(npy_error_of("PK\x03\x04 a zip file").find("magic"), std::string::npos);
-  EXPECT_NE(npy_error_of(npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 24)).find("dtype '>f4'"),
-            std::string::npos);
+  EXPECT_NE(
+      npy_error_of(npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 24)).find("dtype '>f4'"),
+      std::string::npos);
   EXPECT_NE(npy_error_of(npy_bytes("{'descr': '|O', 'fortran_order': False, 'shape': (2,), }", 16)).find("dtype '|O'"),
             std::string::npos);
-  EXPECT_NE(
-      npy_error_of(npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24)).find("fortran_order True"),
-      std::string::npos);
+  EXPECT_NE(npy_error_of(npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24))
+                .find("fortran_order True"),
+            std::string::npos);
   EXPECT_NE(npy_error_of(npy_bytes(good, 20)).find("24 data bytes"), std::string::npos);
   EXPECT_NE(npy_error_of(npy_bytes(good, 28)).find("but the file holds 28"), std::string::npos);
   EXPECT_NE(
       npy_error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }", 24)).find("non-negative"),
       std::string::npos);
-  EXPECT_NE(npy_error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False}", 4)).find("no 'shape'"), std::string::npos);
+  EXPECT_NE(npy_error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False}", 4)).find("no 'shape'"),
+            std::string::npos);
   EXPECT_NE(npy_error_of(npy_bytes(good, 24, 4)).find("format version 4"), std::string::npos);
   EXPECT_NE(npy_error_of(npy_bytes(good, 24).substr(0, 30)).find("cut off"), std::string::npos);
 }
@@ -87,9 +89,10 @@ TEST(Npy, ShapesThatOverflowAreRefusedAsTheFilesFault) {
   EXPECT_NE(npy_error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999, 2), }", 0))
                 .find("beyond int64"),
             std::string::npos);
-  EXPECT_NE(npy_error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000000000, 1000), }", 0))
-                .find("overflows"),
-            std::string::npos);
+  EXPECT_NE(
+      npy_error_of(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000000000, 1000), }", 0))
+          .find("overflows"),
+      std::string::npos);
 }
 
 std::string read_error(const std::string& path, size_t max_bytes) {
@@ -142,12 +145,11 @@ TEST(Npy, ReadIntoPutsTheDataWhereTheCallerSaysOnceItAcceptsTheHeader) {
     const std::string path = tmp.path("f" + std::to_string(elements) + ".npy");
     write_npy(path, DType::f32, {static_cast<int64_t>(elements)}, data.data());
     std::vector<float> into(elements, -1);
-    const NpyHeader header =
-        read_npy_into(path, npy_max_file_bytes(DType::f32, {static_cast<int64_t>(elements)}),
-                      [&](const NpyHeader& h) -> void* {
-                        EXPECT_EQ(h.shape, (std::vector<int64_t>{static_cast<int64_t>(elements)}));
-                        return into.data();
-                      });
+    const NpyHeader header = read_npy_into(path, npy_max_file_bytes(DType::f32, {static_cast<int64_t>(elements)}),
+                                           [&](const NpyHeader& h) -> void* {
+                                             EXPECT_EQ(h.shape, (std::vector<int64_t>{static_cast<int64_t>(elements)}));
+                                             return into.data();
+                                           });
     EXPECT_EQ(header.data_bytes, elements * sizeof(float));
     EXPECT_EQ(std::memcmp(into.data(), data.data(), header.data_bytes), 0) << elements << " elements";
 
