@@ -47,6 +47,8 @@ const ChallengeConfig* find_challenge_config(const std::string& name);
 
 #define HARNESS_CONFIG_CONCAT_INNER(a, b) a##b
 #define HARNESS_CONFIG_CONCAT(a, b) HARNESS_CONFIG_CONCAT_INNER(a, b)
-#define HARNESS_REGISTER_CHALLENGE_CONFIG(name, text)                             \
-  static const bool HARNESS_CONFIG_CONCAT(harness_config_registered_, __LINE__) = \
+// __COUNTER__, not __LINE__: two challenges' generated files, compiled in
+// one unit (the unity build), register on the same line.
+#define HARNESS_REGISTER_CHALLENGE_CONFIG(name, text)                                \
+  static const bool HARNESS_CONFIG_CONCAT(harness_config_registered_, __COUNTER__) = \
       ::harness::register_challenge_config(name, text)
