@@ -46,11 +46,11 @@ harness::CaseResult watched(const std::string& id, double peak_mib, double allow
   return c;
 }
 
-// Within the allowance 100, beyond it allowance / peak with the peak to the
-// MiB below, a failed case 0; the mean over the watched cases.
+// Within the allowance 100, beyond it allowance / peak with the peak less
+// 0.5 MiB, a failed case 0; the mean over the watched cases.
 TEST(AttentionMemory, APeakBeyondTheAllowanceCostsItsRatio) {
   harness::EntryResult entry;
-  entry.cases = {watched("within", 1.9, 2.0, Verdict::pass), watched("beyond", 8.7, 2.0, Verdict::pass),
+  entry.cases = {watched("within", 2.4, 2.0, Verdict::pass), watched("beyond", 8.5, 2.0, Verdict::pass),
                  watched("failed", 0.5, 2.0, Verdict::wrong_answer)};
   harness::CaseResult unwatched;
   unwatched.params = {{"op", "forward"}};
@@ -60,6 +60,21 @@ TEST(AttentionMemory, APeakBeyondTheAllowanceCostsItsRatio) {
   EXPECT_DOUBLE_EQ(memory.score, 100.0 * (1.0 + 2.0 / 8.0 + 0.0) / 3.0);
   EXPECT_NE(memory.detail.find("4.00x what tiles need (beyond)"), std::string::npos) << memory.detail;
   EXPECT_FALSE(attention::memory_score(harness::EntryResult{}).measured);
+}
+
+// NumPy's attention, two runs of one build: a peak of 2.82 MiB, then 3.02
+// MiB, against 1.47 MiB allowed. Rounded to the MiB below, the case's score
+// fell from 74% to 49% and the dimension (20 cases) by 1.4 points, failing
+// the CI gate; the wobble now costs the case about as much as it adds to
+// the peak (7%), a few points.
+TEST(AttentionMemory, APeaksRunToRunWobbleMovesTheScoreNoMoreThanThePeak) {
+  const double allowance = 1544192.0 / (1 << 20);
+  harness::EntryResult before, after;
+  before.cases = {watched("q100", 2952064.0 / (1 << 20), allowance, Verdict::pass)};
+  after.cases = {watched("q100", 3165056.0 / (1 << 20), allowance, Verdict::pass)};
+  const double a = attention::memory_score(before).score, b = attention::memory_score(after).score;
+  EXPECT_GT(a, b);
+  EXPECT_LT(a - b, 6.0) << a << " -> " << b;
 }
 
 TEST(AttentionMemory, TheAllowanceIsATilePerThreadAgainstEveryKey) {

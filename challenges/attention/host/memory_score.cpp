@@ -12,7 +12,13 @@ namespace {
 
 constexpr int64_t kTileRows = 128;
 constexpr int64_t kBaseAllowance = int64_t{1} << 20;
-constexpr double kMiB = 1 << 20;
+// What the same kernel's peak moves by from run to run (a process client's
+// arenas: NumPy's attention moved by up to 210 KiB between two runs of one
+// build), taken off every peak in the submission's favour. Taken off, not
+// rounded away: a peak rounded to the MiB below jumped a whole MiB when its
+// wobble crossed a boundary (2.82 -> 3.02 MiB), and the dimension moved by
+// 1.4 points, past the gate's threshold, with no change to the code.
+constexpr double kRunToRunWobble = 512 * 1024;
 
 std::string peak_metric(const nlohmann::json& params) {
   return params.value("op", std::string("forward")) + "_peak_working_bytes";
@@ -39,10 +45,7 @@ harness::DimensionScore memory_score(const harness::EntryResult& entry) {
   for (const auto& c : entry.cases) {
     const std::string metric = peak_metric(c.params);
     if (!c.metrics.contains(metric) || !c.metrics.contains("tile_memory_allowance_bytes")) continue;
-    // To the MiB below, in the submission's favour: the same kernel's peak
-    // moves by a few hundred KiB from run to run (a process client's
-    // arenas), which a score taken to the byte would pass on to the gate.
-    const double peak = std::floor(c.metrics[metric].get<double>() / kMiB) * kMiB;
+    const double peak = std::max(0.0, c.metrics[metric].get<double>() - kRunToRunWobble);
     const double allowed = c.metrics["tile_memory_allowance_bytes"].get<double>();
     if (c.verdict == harness::Verdict::pass) sum += peak <= allowed ? 1.0 : allowed / peak;
     if (peak / allowed > worst) {
@@ -53,8 +56,10 @@ harness::DimensionScore memory_score(const harness::EntryResult& entry) {
   }
   memory.measured = count > 0;
   memory.score = count ? 100.0 * sum / static_cast<double>(count) : 0.0;
-  memory.detail = count ? fmt::format("peak working memory (to the MiB below) up to {:.2f}x what tiles need ({})",
-                                      worst, worst_case)
+  memory.detail = count ? fmt::format(
+                              "peak working memory (less 0.5 MiB of run-to-run wobble) up to {:.2f}x what "
+                              "tiles need ({})",
+                              worst, worst_case)
                         : "";
   return memory;
 }

@@ -19,7 +19,7 @@ int64_t tile_memory_allowance(const AttnCase& c, int threads);
 // Records the case's allowance beside the witness's reading.
 void record_memory_allowance(const AttnCase& c, harness::CaseContext& ctx);
 
-// Per case that was watched: 100 when its peak (to the MiB below) is within
+// Per case that was watched: 100 when its peak (less 0.5 MiB) is within
 // the allowance, else 100 * allowance / peak (0 for a case that did not
 // pass), averaged.
 harness::DimensionScore memory_score(const harness::EntryResult& entry);
