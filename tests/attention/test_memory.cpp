@@ -67,7 +67,7 @@ TEST(AttentionMemory, APeakBeyondTheAllowanceCostsItsRatio) {
 // fell from 74% to 49% and the dimension (20 cases) by 1.4 points, failing
 // the CI gate; the wobble now costs the case about as much as it adds to
 // the peak (7%), a few points.
-TEST(AttentionMemory, APeaksRunToRunWobbleMovesTheScoreNoMoreThanThePeak) {
+TEST(AttentionMemory, APeaksRunToRunWobbleCostsAFewPointsNotAWholeMiB) {
   const double allowance = 1544192.0 / (1 << 20);
   harness::EntryResult before, after;
   before.cases = {watched("q100", 2952064.0 / (1 << 20), allowance, Verdict::pass)};
