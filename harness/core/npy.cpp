@@ -223,7 +223,9 @@ class OpenNpy {
                        max_file_bytes));
     }
   }
-  ~OpenNpy() { ::close(fd_); }
+  ~OpenNpy() {
+    if (fd_ >= 0) ::close(fd_);
+  }
   OpenNpy(const OpenNpy&) = delete;
   OpenNpy& operator=(const OpenNpy&) = delete;
 
@@ -244,6 +246,7 @@ class OpenNpy {
   }
 
  private:
+  // Closes here: a failure in the constructor runs no destructor.
   [[noreturn]] void fail(const std::string& problem) {
     ::close(fd_);
     fd_ = -1;
@@ -271,7 +274,8 @@ NpyHeader read_npy_into(const std::string& path, size_t max_file_bytes,
   head.resize(file.read(head.data(), head.size()));
   const NpyHeader header = parse_npy_header(head, file.size(), path);
   auto* data = static_cast<unsigned char*>(destination(header));
-  const size_t in_head = std::min(head.size() - std::min(head.size(), header.data_start), header.data_bytes);
+  // parse_npy_header saw the whole header in `head`: data_start <= head.size().
+  const size_t in_head = std::min(head.size() - header.data_start, header.data_bytes);
   if (in_head > 0) std::memcpy(data, head.data() + header.data_start, in_head);
   const size_t rest = file.read(data + in_head, header.data_bytes - in_head);
   if (in_head + rest != header.data_bytes) {
