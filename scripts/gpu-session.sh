@@ -24,6 +24,7 @@
 # A machine without the time or the packages to build: carry .gpubuild/ from
 # scripts/gpu/pack-build.sh instead; it is used as the build, as it is.
 #
+# CHALLENGE=attention keeps probe, selftest, sanitize and run to one challenge.
 # SANITIZE_TOOLS="racecheck" picks the sanitizer's tools (default memcheck racecheck).
 # STEP_LIMITS="run=150 selftest=110" bounds steps in seconds (timeout(1)), so
 # that a call ends with every step's output written, however far each got.
@@ -37,6 +38,9 @@ cd "$(dirname "$0")/.."
 out="${OUT:-reports/gpu-latest}"
 mkdir -p "$out"
 seed="${SEED:-20261121}"
+only="${CHALLENGE:-}"
+# in_scope CHALLENGE: whether CHALLENGE= (if set) keeps it
+in_scope() { [ -z "$only" ] || [ "$1" = "$only" ]; }
 dry=0
 steps=()
 for a in "$@"; do
@@ -46,10 +50,10 @@ for a in "$@"; do
     *) echo "gpu-session: unknown step '$a' (build probe tests witness selftest sanitize run peer, --dry-run)" >&2; exit 2 ;;
   esac
 done
-[ ${#steps[@]} -gt 0 ] || { sed -n '2,34p' "$0"; exit 2; }
+[ ${#steps[@]} -gt 0 ] || { sed -n '2,35p' "$0"; exit 2; }
 declare -A limit=()
 for l in ${STEP_LIMITS:-}; do limit[${l%%=*}]=${l#*=}; done
-current_step=""
+current_step=build step_started=$SECONDS
 
 failed=()
 say() { echo "== $* ($(date -u +%H:%M:%S))"; }
@@ -106,7 +110,13 @@ use_prebuilt() {
     fi
     mkdir -p "$(dirname "$src")" && ln -sfn "$here" "$src"
   fi
-  rm -rf build && mv .gpubuild build
+  # Back under the folder name it was built in (the submission index holds
+  # its paths), with build/ naming it for the steps below.
+  local name
+  name=$(cat .gpubuild/BUILD_DIR 2>/dev/null || echo build)
+  case "$name" in ""|/*|..*) echo "the prebuilt build's folder '$name' is not inside the checkout"; exit 1 ;; esac
+  rm -rf build "$name" && mv .gpubuild "$name"
+  [ "$name" = build ] || ln -sfn "$name" build
   local lib
   for lib in build/libs/*; do
     if ldd build/harness build/harness-worker | grep -q "$(basename "$lib") => not found"; then
@@ -151,6 +161,7 @@ step_probe() {
                "kv_cache correctness.batch.l2.h8x8.d64" "attention correctness.forward.normal.b2.h4x4.q128.k128.d64.causal" \
                "attention correctness.backward.normal.b1.h8x2.q100.k100.d96.causal"; do
     set -- $entry
+    in_scope "$1" || continue
     if do_ probe.log build/harness run "$1" -s cuda-fast --device cuda --case "$2" --seed 1 -v -o /tmp/probe.json; then
       continue
     fi
@@ -183,7 +194,7 @@ step_tests() {
 
 step_selftest() {
   say "selftest on cuda"
-  do_ selftest.log build/harness selftest --device cuda --seed "$seed" -o "$out/selftest.json" --md "$out/selftest.md" \
+  do_ selftest.log build/harness selftest $only --device cuda --seed "$seed" -o "$out/selftest.json" --md "$out/selftest.md" \
     || failed+=("selftest")
 }
 
@@ -216,6 +227,7 @@ PY
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
     for entry in "${cases[@]}"; do
       set -- $entry
+      in_scope "$1" || continue
       for s in $(echo "$subs" | awk -F/ -v c="$1" '$1 == c {print $2}'); do
         echo "-- $tool $1 $s $2" >> "$out/sanitize.log"
         do_ sanitize.log env HARNESS_SANDBOX_DISABLE=seccomp,landlock "$tool_path" --tool "$tool" --error-exitcode 9 --target-processes all \
@@ -229,7 +241,7 @@ PY
 step_run() {
   say "peak and every challenge on cuda"
   do_ run.log build/harness peak --device cuda || failed+=("peak")
-  do_ run.log build/harness run --device cuda --seed "$seed" -o "$out/results.json" --md "$out/report.md" \
+  do_ run.log build/harness run $only --device cuda --seed "$seed" -o "$out/results.json" --md "$out/report.md" \
     --junit "$out/junit.xml" || failed+=("run")
 }
 

@@ -37,6 +37,9 @@ done | sort -u | grep -E 'libfmt|libseccomp|libcudart' | while read -r lib; do
   cp -L "$lib" .gpubuild/libs/
 done
 sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" > .gpubuild/SOURCE_DIR
+# The programs and the submission index name the build folder by its path:
+# the session puts the build back under the same name.
+realpath --relative-to="$(cat .gpubuild/SOURCE_DIR)" "$build" > .gpubuild/BUILD_DIR
 echo "$archs" > .gpubuild/CUDA_ARCHITECTURES
 git rev-parse HEAD > .gpubuild/COMMIT
 git diff --quiet HEAD || echo "dirty" >> .gpubuild/COMMIT
