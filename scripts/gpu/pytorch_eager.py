@@ -11,6 +11,11 @@ shapes go through the framework's own ops, as a user of it would write them:
   layernorm_backward  F.layer_norm forward, or its backward through autograd
   kv_cache (decode)   F.scaled_dot_product_attention over the dense K/V that
                       the paged cache holds, in fp32 and in fp16
+  attention           F.scaled_dot_product_attention in float32 on the
+                      memory-efficient backend (query heads grouped natively
+                      where that backend takes enable_gqa, else K/V repeated
+                      once, outside the timing), forward; or its backward
+                      through autograd
 
 Timing: warm-up, then batches of calls queued back to back between two CUDA
 events (so host launch latency between batches is not counted, as in the
@@ -74,6 +79,30 @@ class TorchBackend:
 
     def attention(self, q, k, v):
         return self.F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+
+    def sdpa_setup(self, q, k, v, scale, causal, dout):
+        """A call of the float32 SDPA forward (dout None) or of its backward,
+        and how it was run: the memory-efficient backend, GQA native if it
+        takes it."""
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        torch, F = self.torch, self.F
+        group = q.shape[1] // k.shape[1]
+
+        def run(q, k, v, gqa):
+            with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
+                return F.scaled_dot_product_attention(q, k, v, scale=scale, is_causal=causal, enable_gqa=gqa)
+        how = "efficient backend"
+        try:
+            run(q[:, :, :1], k[:, :, :1], v[:, :, :1], group > 1)
+        except RuntimeError:
+            k, v = (t.repeat_interleave(group, dim=1).contiguous() for t in (k, v))
+            how += ", K/V repeated per query head"
+        gqa = group > 1 and k.shape[1] != q.shape[1]
+        if dout is None:
+            return (lambda: run(q, k, v, gqa)), how
+        q, k, v = (t.detach().requires_grad_(True) for t in (q, k, v))
+        o = run(q, k, v, gqa)
+        return (lambda: torch.autograd.grad(o, (q, k, v), dout, retain_graph=True)), how
 
     def time_batches(self, calls, policy):
         torch = self.torch
@@ -147,6 +176,21 @@ class NumpyBackend:
         p = np.exp(s - s.max(axis=-1, keepdims=True))
         return (p / p.sum(axis=-1, keepdims=True)) @ v
 
+    def sdpa_setup(self, q, k, v, scale, causal, dout):
+        np = self.np
+        group = q.shape[1] // k.shape[1]
+        k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+        n_q, n_kv = q.shape[2], k.shape[2]
+        hidden = np.triu(np.ones((n_q, n_kv), dtype=bool), 1 + n_kv - n_q) if causal else None
+
+        def forward():
+            s = q @ k.transpose(0, 1, 3, 2) * scale
+            if hidden is not None:
+                s = np.where(hidden, -np.inf, s)
+            p = np.exp(s - s.max(axis=-1, keepdims=True))
+            return (p / p.sum(axis=-1, keepdims=True)) @ v
+        return forward, "numpy dry run: the forward whichever the op"
+
     def time_batches(self, calls, policy):
         for call in calls:
             call()
@@ -198,7 +242,21 @@ def plan_kv_decode(b, p):
     return plans
 
 
-PLANNERS = {"softmax_topk": plan_softmax_topk, "layernorm_backward": plan_layernorm, "kv_cache": plan_kv_decode}
+def plan_attention(b, p):
+    batch, hq, hkv, n_q, n_kv, d = p["batch"], p["heads_q"], p["heads_kv"], p["n_q"], p["n_kv"], p["dim"]
+    causal, scale, backward = bool(p["causal"]), p["scale"], p["op"] == "backward"
+    q_bytes, kv_bytes = 4 * batch * hq * n_q * d, 4 * batch * hkv * n_kv * d
+    calls, how = [], ""
+    for _ in range(set_count(b, (4 if backward else 2) * q_bytes + (4 if backward else 2) * kv_bytes)):
+        q, k, v = b.normal((batch, hq, n_q, d)), b.normal((batch, hkv, n_kv, d)), b.normal((batch, hkv, n_kv, d))
+        call, how = b.sdpa_setup(q, k, v, scale, causal, b.normal((batch, hq, n_q, d)) if backward else None)
+        calls.append(call)
+    op = "backward (autograd)" if backward else "forward"
+    return [("", f"scaled_dot_product_attention fp32 {op}, {how}", {}, calls)]
+
+
+PLANNERS = {"softmax_topk": plan_softmax_topk, "layernorm_backward": plan_layernorm, "kv_cache": plan_kv_decode,
+            "attention": plan_attention}
 
 
 def main():
