@@ -12,6 +12,11 @@ std::string format_bandwidth(double bytes_per_second) {
   return fmt::format("{:.1f} GB/s", bytes_per_second / 1e9);
 }
 
+std::string format_flop_rate(double flops_per_second) {
+  if (flops_per_second < 1e12) return fmt::format("{:.1f} GFLOP/s", flops_per_second / 1e9);
+  return fmt::format("{:.1f} TFLOP/s", flops_per_second / 1e12);
+}
+
 std::string format_duration_ns(double ns) {
   if (ns < 1e3) return fmt::format("{:.0f} ns", ns);
   if (ns < 1e6) return fmt::format("{:.1f} us", ns / 1e3);

@@ -7,6 +7,7 @@
 namespace harness {
 
 std::string format_bandwidth(double bytes_per_second);       // "123.4 GB/s", "41.7 MB/s" below 1 GB/s
+std::string format_flop_rate(double flops_per_second);       // "41.3 TFLOP/s", "812.0 GFLOP/s" below 1 TFLOP/s
 std::string format_duration_ns(double ns);                   // "812 ns", "41.2 us", "3.07 ms", "1.20 s"
 std::string format_bytes(double bytes);                      // "128.0 MiB"
 std::string format_percent(std::optional<double> fraction);  // "83.1%", "n/a"

@@ -97,10 +97,16 @@ void performance(std::string& out, const Group& g) {
           c->timing->raised_to_floor()
               ? fmt::format(", the witness's floor: {} claimed", format_duration_ns(c->timing->summary.median))
               : "";
+      // Compute-bound challenges count their arithmetic (metric "flops").
+      const auto flops = c->metrics.find("flops");
+      const std::string rate =
+          flops != c->metrics.end() && flops->is_number()
+              ? " <br>" + format_flop_rate(flops->get<double>() * 1e9 / c->timing->scored_median_ns())
+              : "";
       // Results from before rooflines carry a fraction of the copy peak.
-      row += fmt::format(" {} <br>{} ({} of {}{}) <br><sub>spread {:.1f}%, n={}{}{}</sub> |",
+      row += fmt::format(" {} <br>{} ({} of {}{}){} <br><sub>spread {:.1f}%, n={}{}{}</sub> |",
                          format_duration_ns(c->timing->scored_median_ns()), format_bandwidth(*c->bandwidth),
-                         format_percent(c->peak_fraction), c->roofline ? "roofline" : "peak", speedup,
+                         format_percent(c->peak_fraction), c->roofline ? "roofline" : "peak", speedup, rate,
                          100 * c->timing->summary.relative_spread, c->timing->summary.count,
                          c->timing->cache_cold ? "" : ", cache warm", floor);
     }
@@ -110,8 +116,9 @@ void performance(std::string& out, const Group& g) {
       "\nMedian time per call (never below the timing witness's floor, as scored; where the floor raised it, "
       "the worker's claimed median is beside it); bandwidth = bytes moved (the byte model) / median; roofline = the "
       "fastest that case's "
-      "bytes read and written can move at the device's measured read and write ceilings; spread = (p90 - p10) / "
-      "median. "
+      "bytes read and written can move at the device's measured read and write ceilings; FLOP/s, where a "
+      "challenge counts its arithmetic (the case's `flops` metric, counted as its README says), = that count / "
+      "median; spread = (p90 - p10) / median. "
       "Calls rotate through input sets that together exceed twice the device's last-level cache (L2 on a GPU), so "
       "each call starts cold; a case where they did not is marked \"cache warm\".\n\n";
   for (const auto& id : ids) {
