@@ -10,10 +10,6 @@
 
 namespace harness {
 
-namespace {
-bool is_mutant_like(const std::string& role) { return is_unranked_role(role); }
-}  // namespace
-
 ProgressPrinter::ProgressPrinter(size_t total_cases, Verbosity verbosity)
     : total_(total_cases), verbosity_(verbosity), terminal_(::isatty(2) == 1), start_ns_(monotonic_ns()) {}
 
@@ -49,7 +45,7 @@ void ProgressPrinter::case_started(const PlannedEntry& entry, const CaseSpec& sp
 void ProgressPrinter::case_finished(const PlannedEntry& entry, const CaseResult& result) {
   ++done_;
   const bool failed = is_failure(result.verdict) || result.verdict == Verdict::harness_error;
-  const bool mutant = is_mutant_like(entry.submission.role);
+  const bool mutant = is_unranked_role(entry.submission.role);
   if (failed && !mutant) ++failures_;
   const bool show = verbosity_ == Verbosity::verbose || (verbosity_ == Verbosity::normal && failed && !mutant);
   if (!show) return;
@@ -76,7 +72,7 @@ void ProgressPrinter::print_summary(const RunResults& results) const {
   for (const auto& e : results.entries) {
     const std::string overall = e.scores ? fmt::format("{:.1f}", e.scores->overall) : "-";
     std::string grade = e.scores ? e.scores->grade : "-";
-    if (is_mutant_like(e.submission.role)) grade = "(" + e.submission.role + ")";
+    if (is_unranked_role(e.submission.role)) grade = "(" + e.submission.role + ")";
     std::fprintf(stderr, "%-19s %-40s %-8s %8s %5s  %s\n", e.challenge.c_str(), e.submission.name.c_str(),
                  e.device.c_str(), overall.c_str(), grade.c_str(), verdict_counts(e).c_str());
   }

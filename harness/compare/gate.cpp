@@ -15,8 +15,6 @@ namespace harness {
 
 namespace {
 
-bool is_mutant_like(const EntryResult& e) { return is_unranked_role(e.submission.role); }
-
 std::string where(const EntryResult& e) {
   return fmt::format("{} / {} on {}", e.challenge, e.submission.name, e.device);
 }
@@ -25,13 +23,6 @@ const EntryResult* find_entry(const RunResults& r, const EntryResult& like) {
   for (const auto& e : r.entries) {
     if (e.challenge == like.challenge && e.submission.name == like.submission.name && e.device == like.device)
       return &e;
-  }
-  return nullptr;
-}
-
-const CaseResult* find_case(const EntryResult& e, const std::string& id) {
-  for (const auto& c : e.cases) {
-    if (c.id == id) return &c;
   }
   return nullptr;
 }
@@ -159,7 +150,7 @@ GateReport gate_results(const RunResults& current, const RunResults& baseline, c
   std::set<std::string> compared_devices;
   std::map<std::string, std::string> skipped_devices;  // device -> why its entries were not compared
   for (const EntryResult& before : baseline.entries) {
-    if (is_mutant_like(before)) continue;
+    if (is_unranked_role(before.submission.role)) continue;
     if (!device_in_both(current, baseline, before.device)) {
       skipped_devices[before.device] = why_not_comparable(current, baseline, before.device);
       continue;
@@ -172,7 +163,7 @@ GateReport gate_results(const RunResults& current, const RunResults& baseline, c
       continue;
     }
     for (const CaseResult& was : before.cases) {
-      const CaseResult* is = find_case(*now, was.id);
+      const CaseResult* is = now->find_case(was.id);
       const bool passed = was.verdict == Verdict::pass;
       if (!is) {
         if (passed)

@@ -22,7 +22,6 @@ namespace {
 
 constexpr double kHelloTimeoutSeconds = 120;
 constexpr double kTrimTimeoutSeconds = 60;
-constexpr size_t kOutputInMessages = 1500;
 
 std::string client_path() { return std::string(HARNESS_SOURCE_DIR) + "/harness/clients/python"; }
 

@@ -16,7 +16,6 @@ using nlohmann::json;
 
 namespace {
 constexpr double kSmallRequestTimeoutSeconds = 60;
-constexpr size_t kOutputInMessages = 1500;
 
 // The "type" of a message, or "" when it has none that is a string.
 std::string type_of(const json& body) {

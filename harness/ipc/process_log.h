@@ -8,6 +8,9 @@
 
 namespace harness {
 
+// How much of a child's last output a verdict's message quotes.
+constexpr size_t kOutputInMessages = 1500;
+
 class ProcessLog {
  public:
   explicit ProcessLog(std::string path);  // truncates the file

@@ -26,13 +26,6 @@ nlohmann::json report_settings(const std::string& challenge) {
   }
 }
 
-const CaseResult* find_case(const EntryResult& e, const std::string& id) {
-  for (const auto& c : e.cases) {
-    if (c.id == id) return &c;
-  }
-  return nullptr;
-}
-
 std::vector<std::string> case_ids(const Group& g, Suite suite) {
   std::vector<std::string> ids;
   for (const auto* e : g.ranked) {

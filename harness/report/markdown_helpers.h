@@ -16,7 +16,6 @@ namespace harness::markdown {
 // The challenge's "report" settings from its challenge.json, or {} for a
 // challenge this harness does not know.
 nlohmann::json report_settings(const std::string& challenge);
-const CaseResult* find_case(const EntryResult& e, const std::string& id);
 // Ids of the ranked submissions' cases of one suite, in order of appearance.
 std::vector<std::string> case_ids(const Group& g, Suite suite);
 // Dimensions that any ranked submission has, in the report's order.

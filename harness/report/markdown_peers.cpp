@@ -21,7 +21,7 @@ bool applies(const PeerTiming& t, const CaseResult& c) {
 }
 
 std::string ratio_cell(const PeerTiming& t, const EntryResult& e) {
-  const CaseResult* c = find_case(e, t.case_id);
+  const CaseResult* c = e.find_case(t.case_id);
   if (!c || !applies(t, *c)) return "";
   if (c->verdict != Verdict::pass || !c->timing || c->timing->scored_median_ns() <= 0) {
     return c->verdict == Verdict::pass ? "not timed" : std::string(verdict_name(c->verdict));

@@ -22,8 +22,6 @@ std::string peak_provenance(const PeakBandwidth& p) {
   return text;
 }
 
-bool is_mutant_like(const EntryResult& e) { return is_unranked_role(e.submission.role); }
-
 std::string title_of(const std::string& challenge) {
   try {
     return challenge_config(challenge).title;
@@ -61,7 +59,7 @@ void cross_summary(std::string& out, const RunResults& r) {
   for (const auto& device : devices) {
     std::vector<std::string> names;
     for (const auto& e : r.entries) {
-      if (e.device == device && !is_mutant_like(e) &&
+      if (e.device == device && !is_unranked_role(e.submission.role) &&
           std::find(names.begin(), names.end(), e.submission.name) == names.end()) {
         names.push_back(e.submission.name);
       }
@@ -138,7 +136,7 @@ std::string render_markdown(const ReportInput& input) {
       g.device = r.device(device_id);
       for (const auto& e : r.entries) {
         if (e.challenge != challenge || e.device != device_id) continue;
-        (is_mutant_like(e) ? g.mutants : g.ranked).push_back(&e);
+        (is_unranked_role(e.submission.role) ? g.mutants : g.ranked).push_back(&e);
       }
       if (g.ranked.empty() && g.mutants.empty()) continue;
       for (const auto& review : input.reviews) {

@@ -76,9 +76,9 @@ void performance(std::string& out, const Group& g) {
   for (const auto& id : ids) {
     double bytes = 0;
     std::string row;
-    const CaseResult* base = baseline ? find_case(*baseline, id) : nullptr;
+    const CaseResult* base = baseline ? baseline->find_case(id) : nullptr;
     for (const auto* e : g.ranked) {
-      const CaseResult* c = find_case(*e, id);
+      const CaseResult* c = e->find_case(id);
       if (!c) {
         row += " - |";
         continue;
@@ -124,7 +124,7 @@ void performance(std::string& out, const Group& g) {
   for (const auto& id : ids) {
     std::vector<std::pair<std::string, double>> bars;
     for (const auto* e : g.ranked) {
-      const CaseResult* c = find_case(*e, id);
+      const CaseResult* c = e->find_case(id);
       if (c && c->verdict == Verdict::pass && c->bandwidth) bars.emplace_back(e->submission.name, *c->bandwidth / 1e9);
     }
     if (bars.empty()) continue;

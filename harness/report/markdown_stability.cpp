@@ -53,7 +53,7 @@ void stability(std::string& out, const Group& g) {
   for (const auto& id : ids) {
     out += fmt::format("| `{}` |", id);
     for (const auto* e : columns) {
-      const CaseResult* c = find_case(*e, id);
+      const CaseResult* c = e->find_case(id);
       if (!c) {
         out += " - |";
         continue;
@@ -96,7 +96,7 @@ void stability(std::string& out, const Group& g) {
   std::vector<std::pair<double, std::string>> points;
   for (const auto& id : ids) {
     for (const auto* e : columns) {
-      const CaseResult* c = find_case(*e, id);
+      const CaseResult* c = e->find_case(id);
       if (c && c->params.contains(param) && c->params[param].is_number()) {
         points.emplace_back(c->params[param].get<double>(), id);
         break;
@@ -112,7 +112,7 @@ void stability(std::string& out, const Group& g) {
   for (const auto* e : columns) {
     out += "    line [";
     for (size_t i = 0; i < points.size(); ++i) {
-      const CaseResult* c = find_case(*e, points[i].second);
+      const CaseResult* c = e->find_case(points[i].second);
       const double v =
           c && c->metrics.contains(metric) && c->metrics[metric].is_number() ? c->metrics[metric].get<double>() : 0;
       out += fmt::format("{}{:.2f}", i ? ", " : "", v > 0 ? std::min(std::log10(v), 10.0) : -20.0);

@@ -83,7 +83,7 @@ void in_short(std::string& out, const Group& g) {
     if (best && best->bandwidth) {
       sentence += fmt::format("; its best bandwidth is {} on `{}`, {} of its roofline",
                               format_bandwidth(*best->bandwidth), best->id, format_percent(best->peak_fraction));
-      const CaseResult* base = baseline && baseline != e ? find_case(*baseline, best->id) : nullptr;
+      const CaseResult* base = baseline && baseline != e ? baseline->find_case(best->id) : nullptr;
       if (base && base->verdict == Verdict::pass && base->timing && best->timing) {
         sentence += fmt::format(", {:.1f}x the naive baseline",
                                 base->timing->scored_median_ns() / best->timing->scored_median_ns());

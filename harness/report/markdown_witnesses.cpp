@@ -87,7 +87,7 @@ void timing_witness(std::string& out, const Group& g) {
   bool staged = false;
   for (const auto& id : case_ids(g, Suite::perf)) {
     for (const auto* e : g.ranked) {
-      const CaseResult* c = find_case(*e, id);
+      const CaseResult* c = e->find_case(id);
       if (!c || !c->timing || !c->timing->witness) continue;
       const TimingResult& t = *c->timing;
       const TimingResult::Witness& w = *t.witness;

@@ -159,6 +159,9 @@ struct EntryResult {
   BuildInfo build;
   std::vector<CaseResult> cases;
   std::optional<Scores> scores;
+
+  // The case with this id, or nullptr.
+  const CaseResult* find_case(const std::string& id) const;
 };
 
 struct RunInfo {

@@ -14,6 +14,13 @@ bool is_unranked_role(const std::string& role) {
   return role == "mutant" || role == "exploit" || role == "control" || role == "float32-control";
 }
 
+const CaseResult* EntryResult::find_case(const std::string& id) const {
+  for (const auto& c : cases) {
+    if (c.id == id) return &c;
+  }
+  return nullptr;
+}
+
 const DeviceInfo* RunResults::device(const std::string& id) const {
   for (const auto& d : devices) {
     if (d.id == id) return &d;

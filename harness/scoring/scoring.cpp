@@ -74,13 +74,6 @@ DimensionScore graded_stability(const EntryResult& entry) {
   return d;
 }
 
-const CaseResult* find_case(const EntryResult& entry, const std::string& id) {
-  for (const auto& c : entry.cases) {
-    if (c.id == id) return &c;
-  }
-  return nullptr;
-}
-
 // A perf case declared unsupported scores 0 like a failing one: left out,
 // declining the shapes where a submission is slow would raise its
 // performance far more than the completeness it costs.
@@ -96,7 +89,7 @@ DimensionScore performance(const EntryResult& entry, const EntryResult* baseline
     if (c.verdict != Verdict::pass || !c.timing) continue;  // a failing or unsupported perf case scores 0
     const double bandwidth_part =
         c.peak_fraction ? std::clamp(*c.peak_fraction / p.full_marks_peak_fraction, 0.0, 1.0) : 0.0;
-    const CaseResult* base = baseline ? find_case(*baseline, c.id) : nullptr;
+    const CaseResult* base = baseline ? baseline->find_case(c.id) : nullptr;
     if (base && base->verdict == Verdict::pass && base->timing && c.timing->scored_median_ns() > 0) {
       const double speedup = base->timing->scored_median_ns() / c.timing->scored_median_ns();
       const double speed_part = std::clamp(std::log(speedup) / std::log(p.full_marks_speedup), 0.0, 1.0);
