@@ -24,28 +24,33 @@ unsigned char guard_byte(uint64_t pattern, size_t position) {
 
 }  // namespace
 
-SharedBuffer::SharedBuffer(uint64_t id, size_t data_bytes) : id_(id), data_bytes_(data_bytes) {
-  total_bytes_ = round_up_to_page(kGuardBytes + data_bytes + kGuardBytes);
-  fd_ = ::memfd_create("harness-buffer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  HARNESS_CHECK_ERRNO(fd_, "memfd_create for a buffer of {} bytes", total_bytes_);
-  // Sealed at its size: a worker given the fd could otherwise grow the file
-  // and keep memory past the tensor's end, where no mapping and no witness
-  // sees it.
-  if (::ftruncate(fd_, static_cast<off_t>(total_bytes_)) == -1 ||
-      ::fcntl(fd_, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) == -1) {
+SealedMemfd create_sealed_memfd(size_t bytes, const char* what) {
+  SealedMemfd memory;
+  memory.fd = ::memfd_create(what, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  HARNESS_CHECK_ERRNO(memory.fd, "memfd_create for a {} of {} bytes", what, bytes);
+  if (::ftruncate(memory.fd, static_cast<off_t>(bytes)) == -1 ||
+      ::fcntl(memory.fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) == -1) {
     const int saved = errno;
-    ::close(fd_);
+    ::close(memory.fd);
     errno = saved;
-    HARNESS_CHECK_ERRNO(-1, "sizing and sealing a buffer of {} bytes", total_bytes_);
+    HARNESS_CHECK_ERRNO(-1, "sizing and sealing a {} of {} bytes", what, bytes);
   }
-  void* mapping = ::mmap(nullptr, total_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  void* mapping = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memory.fd, 0);
   if (mapping == MAP_FAILED) {
     const int saved = errno;
-    ::close(fd_);
+    ::close(memory.fd);
     errno = saved;
-    HARNESS_CHECK_ERRNO(-1, "mmap of a shared buffer of {} bytes", total_bytes_);
+    HARNESS_CHECK_ERRNO(-1, "mmap of a {} of {} bytes", what, bytes);
   }
-  base_ = static_cast<unsigned char*>(mapping);
+  memory.base = static_cast<unsigned char*>(mapping);
+  return memory;
+}
+
+SharedBuffer::SharedBuffer(uint64_t id, size_t data_bytes) : id_(id), data_bytes_(data_bytes) {
+  total_bytes_ = round_up_to_page(kGuardBytes + data_bytes + kGuardBytes);
+  const SealedMemfd memory = create_sealed_memfd(total_bytes_, "harness-buffer");
+  fd_ = memory.fd;
+  base_ = memory.base;
 }
 
 SharedBuffer::SharedBuffer(uint64_t id, int fd, size_t total_bytes) : id_(id), fd_(fd), total_bytes_(total_bytes) {

@@ -10,6 +10,15 @@
 
 namespace harness {
 
+// A new memfd of `bytes` bytes, sealed at that size (a process given the fd
+// cannot grow it and keep memory past its end, where no mapping and no
+// witness sees it), and mapped read-write. `what` names it in errors.
+struct SealedMemfd {
+  int fd = -1;
+  unsigned char* base = nullptr;
+};
+SealedMemfd create_sealed_memfd(size_t bytes, const char* what);
+
 class SharedBuffer {
  public:
   // Guard bands of this many bytes on both sides of every buffer: a write a
