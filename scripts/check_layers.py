@@ -24,6 +24,7 @@ LAYERS = [
     "timing",          # the timing loop and its rules, shared by the worker and the executors
     "worker",          # the harness-worker executable
     "device",          # devices, peaks, rooflines
+    "device_memory",   # device memory the harness owns: the device twins of shared buffers
     "results",         # the results model and its JSON
     "witness",         # what the harness measures itself to check a worker's claims
     "challenge_api",   # what a challenge author uses: Challenge, CaseContext, the stateless driver

@@ -13,6 +13,7 @@
 #include "harness/core/format.h"
 #include "harness/core/system_info.h"
 #include "harness/device/peak_cache.h"
+#include "harness/device_memory/device_memory.h"
 #include "harness/report/junit_report.h"
 #include "harness/report/markdown_report.h"
 #include "harness/results/results_json.h"
@@ -61,6 +62,10 @@ RunInfo run_header(const SessionOptions& options) {
                  {"with_mutants", options.selection.with_mutants}};
   if (options.selection.shard) {
     run.options["shard"] = fmt::format("{}/{}", options.selection.shard->first, options.selection.shard->second);
+  }
+  // Whose memory the workers computed in, where not the default's.
+  if (const std::string memory = device_memory_option(device_memory_choice()); !memory.empty()) {
+    run.options["device_memory"] = memory;
   }
   run.sandbox = sandbox_description();
   if (const auto off = disabled_witness_parts(); !off.empty()) {

@@ -44,6 +44,12 @@ json bindings_to_json(const std::vector<Binding>& tensors) {
   return list;
 }
 
+std::set<uint64_t> buffer_ids_of(const std::vector<Binding>& tensors) {
+  std::set<uint64_t> ids;
+  for (const Binding& b : tensors) ids.insert(b.tensor->buffer().id());
+  return ids;
+}
+
 WorkerExecutor::WorkerExecutor(WorkerTarget target) : target_(std::move(target)), log_(target_.log_path) {}
 
 WorkerExecutor::~WorkerExecutor() { stop(); }
@@ -58,6 +64,7 @@ void WorkerExecutor::stop() {
   }
   process_.reset();
   mapped_.clear();
+  twins_.clear();
   before_load_.reset();
 }
 
@@ -99,8 +106,13 @@ DeviceMemoryReading WorkerExecutor::device_memory() {
   if (!process_) return {std::nullopt, "no worker running"};
   DeviceMemoryReading reading = device_memory_of_process(process_->pid(), static_cast<unsigned>(target_.device_index));
   // The worker holds a device copy of every buffer mapped (CudaBackend::attach):
-  // the harness's tensors, not the submission's memory.
-  for (const auto& [id, mapped] : mapped_) reading.harness_tensors += device_granules(mapped.bytes);
+  // the harness's tensors, not the submission's memory. Twins the harness
+  // owns are its own context's allocations, never subtracted from the
+  // worker's (whether the driver counts an opened twin against the worker is
+  // to be read on a GPU).
+  if (!harness_owns_device_memory()) {
+    for (const auto& [id, mapped] : mapped_) reading.harness_tensors += device_granules(mapped.bytes);
+  }
   return reading;
 }
 
@@ -111,6 +123,7 @@ void WorkerExecutor::worker_lost(Verdict verdict, const std::string& what, const
   if (verdict == Verdict::crash && process_ && process_->ended_by_sandbox()) verdict = Verdict::sandbox_violation;
   process_.reset();
   mapped_.clear();
+  twins_.clear();
   const std::string output = log_.tail(kOutputInMessages);
   if (!output.empty()) message += fmt::format("; its last output: {}", output);
   throw VerdictException(verdict, message);
@@ -239,19 +252,47 @@ void WorkerExecutor::raise_fault(const std::optional<protocol::Fault>& fault, co
 
 void WorkerExecutor::map(const std::vector<Binding>& tensors, const std::string& what) {
   for (const Binding& b : tensors) {
-    const SharedBuffer& buffer = b.tensor->buffer();
+    SharedBuffer& buffer = b.tensor->buffer();
     if (mapped_.count(buffer.id())) continue;
+    json message{{"type", "map"}, {"buffer", buffer.id()}, {"bytes", buffer.total_bytes()}};
+    int fd = buffer.fd();
+    uint64_t inode = 0;
+    if (harness_owns_device_memory()) {
+      // The worker gets the twin, never the harness's buffer.
+      Twin& twin = twins_[buffer.id()];
+      twin.memory = target_.device_memory->allocate(buffer.total_bytes(), b.tensor->spec().name);
+      twin.host = &buffer;
+      const DeviceHandle handle = twin.memory->handle();
+      message["memory"] = handle.open;
+      fd = handle.fd;
+      inode = twin.memory->inode();
+    } else {
+      struct stat file {};
+      HARNESS_CHECK_ERRNO(::fstat(buffer.fd(), &file), "fstat of the buffer of {}", b.tensor->spec().name);
+      inode = static_cast<uint64_t>(file.st_ino);
+    }
     const json reply =
-        request(json{{"type", "map"}, {"buffer", buffer.id()}, {"bytes", buffer.total_bytes()}}, buffer.fd(),
-                kSmallRequestTimeoutSeconds, what + " (mapping " + b.tensor->spec().name + ")");
+        request(message, fd, kSmallRequestTimeoutSeconds, what + " (mapping " + b.tensor->spec().name + ")");
     const auto ok = reply.find("ok");
     if (ok == reply.end() || !ok->is_boolean() || !ok->get<bool>()) {
       const auto failed = decode<protocol::CallReply>(reply, what);
       raise_fault(failed.fault, what);
     }
-    struct stat file {};
-    HARNESS_CHECK_ERRNO(::fstat(buffer.fd(), &file), "fstat of the buffer of {}", b.tensor->spec().name);
-    mapped_[buffer.id()] = Mapped{static_cast<uint64_t>(file.st_ino), static_cast<uint64_t>(buffer.total_bytes())};
+    mapped_[buffer.id()] = Mapped{inode, static_cast<uint64_t>(buffer.total_bytes())};
+  }
+}
+
+void WorkerExecutor::copy_twins(const std::set<uint64_t>& ids, bool to_device) {
+  for (const uint64_t id : ids) {
+    const auto it = twins_.find(id);
+    HARNESS_CHECK(it != twins_.end() && it->second.host != nullptr, "buffer {} has no device twin to copy {}", id,
+                  to_device ? "into" : "out of");
+    SharedBuffer& host = *it->second.host;
+    if (to_device) {
+      it->second.memory->upload(host.base(), 0, host.total_bytes());
+    } else {
+      it->second.memory->download(host.base(), 0, host.total_bytes());
+    }
   }
 }
 
@@ -259,9 +300,14 @@ protocol::CallReply WorkerExecutor::call(const std::string& op, const json& scal
                                          const std::vector<Binding>& tensors, double timeout_s) {
   ensure_started(timeout_s);
   map(tensors, op);
+  const std::set<uint64_t> ids = buffer_ids_of(tensors);
+  if (harness_owns_device_memory()) copy_twins(ids, true);
   const json body =
       request(json{{"type", "call"}, {"op", op}, {"scalars", scalars}, {"tensors", bindings_to_json(tensors)}}, -1,
               timeout_s, op);
+  // Read at the reply: what the worker writes later is never seen, and the
+  // next request's copies overwrite it.
+  if (harness_owns_device_memory()) copy_twins(ids, false);
   const auto reply = decode<protocol::CallReply>(body, op);
   raise_fault(reply.fault, op);
   return reply;
@@ -269,9 +315,13 @@ protocol::CallReply WorkerExecutor::call(const std::string& op, const json& scal
 
 void WorkerExecutor::release(const SharedTensor& tensor) {
   const uint64_t id = tensor.buffer().id();
-  if (!process_ || !mapped_.count(id)) return;
+  if (!process_ || !mapped_.count(id)) {
+    twins_.erase(id);
+    return;
+  }
   mapped_.erase(id);
   request(json{{"type", "unmap"}, {"buffer", id}}, -1, kSmallRequestTimeoutSeconds, "releasing " + tensor.spec().name);
+  twins_.erase(id);
 }
 
 }  // namespace harness

@@ -12,6 +12,7 @@
 
 #include "harness/challenge_api/executor.h"
 #include "harness/definitions/verdict.h"
+#include "harness/device_memory/device_memory.h"
 #include "harness/ipc/process_log.h"
 #include "harness/ipc/worker_process.h"
 
@@ -28,6 +29,12 @@ struct WorkerTarget {
   // back in requests of their own (TimingBatch::staged): a GPU worker's,
   // unless HARNESS_WITNESS_DISABLE=gpu-staging. A CPU worker copies nothing.
   bool stage_copies = false;
+  // Set: the harness owns the device twin of every buffer the worker binds
+  // (harness/device_memory), copies into it before each request and out of
+  // it at each reply, and the worker computes in the twin alone. Unset: the
+  // worker works in the shared buffers (CPU) or in device copies of its own
+  // (GPU).
+  std::shared_ptr<DeviceMemory> device_memory;
 };
 
 class WorkerExecutor : public Executor {
@@ -68,6 +75,10 @@ class WorkerExecutor : public Executor {
   // The first message of a starting worker, which may end the case.
   std::optional<Channel::Message> receive_at_start(double timeout_s, const std::string& stage);
   void map(const std::vector<Binding>& tensors, const std::string& what);
+  bool harness_owns_device_memory() const { return target_.device_memory != nullptr; }
+  // The harness's own copies between its buffers and their device twins
+  // (harness-owned device memory only), of every buffer of `ids`.
+  void copy_twins(const std::set<uint64_t>& ids, bool to_device);
   nlohmann::json request(const nlohmann::json& message, int fd, double timeout_s, const std::string& what);
   // Turns a reply's fault into the verdict it costs.
   void raise_fault(const std::optional<protocol::Fault>& fault, const std::string& what);
@@ -84,6 +95,14 @@ class WorkerExecutor : public Executor {
     uint64_t bytes = 0;  // the whole buffer, guard bands included: a GPU worker's device copy is as large
   };
   std::map<uint64_t, Mapped> mapped_;  // by buffer id
+  // Harness-owned device memory: each mapped buffer's twin and the
+  // harness's buffer it mirrors, by buffer id; they go with the worker
+  // that opened them (every request copies whole buffers in again).
+  struct Twin {
+    std::unique_ptr<DeviceTwin> memory;
+    SharedBuffer* host = nullptr;
+  };
+  std::map<uint64_t, Twin> twins_;
   // A load that fails (an error, a hang) fails the same way every time.
   std::optional<std::pair<Verdict, std::string>> load_failure_;
   int starts_ = 0;
@@ -92,5 +111,6 @@ class WorkerExecutor : public Executor {
 };
 
 nlohmann::json bindings_to_json(const std::vector<Binding>& tensors);
+std::set<uint64_t> buffer_ids_of(const std::vector<Binding>& tensors);
 
 }  // namespace harness

@@ -52,15 +52,15 @@ BatchedTiming::BatchedTiming(WorkerExecutor& worker, const std::string& op, cons
       policy_(policy),
       timeout_s_(timeout_s),
       fresh_(fresh) {
-  std::set<uint64_t> buffer_ids;
   for (const auto& set : sets) {
     set_list_.push_back(bindings_to_json(set));
-    for (const Binding& b : set) buffer_ids.insert(b.tensor->buffer().id());
+    for (const uint64_t id : buffer_ids_of(set)) set_buffer_ids_.insert(id);
   }
-  set_buffers_ = buffer_ids;
   // On a GPU the copies of a request's sets would hide its calls from the
-  // witness: they go in requests of their own, before and after each timed one.
-  total_.staged = worker.target_.stage_copies;
+  // witness: they go in requests of their own, before and after each timed
+  // one. Where the harness owns the device memory it makes those copies
+  // itself, and the worker's requests hold the calls alone.
+  total_.staged = worker.target_.stage_copies && !worker.harness_owns_device_memory();
 }
 
 protocol::TimeReply BatchedTiming::run() {
@@ -73,7 +73,7 @@ bool BatchedTiming::warm_up() {
   if (!run_calls(sets_, 0)) return false;
   // The harness's clock around the first round, its staging included: a
   // GPU's staged calls alone would take a hundred rounds of copies to fill it.
-  double witnessed_ns = total_.staging_ns;
+  double witnessed_ns = total_.staging_ns + harness_copies_ns_;
   for (const auto& r : total_.witnessed) witnessed_ns += r.ns;
   const size_t more = WarmupRule(policy_, sets_).more_calls(sets_, witnessed_ns);
   return more == 0 || run_calls(more, 0);
@@ -130,19 +130,30 @@ bool BatchedTiming::run_batch(size_t warmup, size_t calls) {
   // just poisoned: the worker's own poisoning would only add time.
   const protocol::TimingBatch batch{warmup, calls, next_set_, static_cast<bool>(fresh_), total_.staged};
   const double staged_before = total_.staging_ns;
+  const int64_t copies_start = monotonic_ns();
   if (total_.staged) copy_sets("upload");
+  // The round's inputs reach the device as the request goes out.
+  if (worker_.harness_owns_device_memory()) worker_.copy_twins(set_buffer_ids_, true);
   const int64_t start = monotonic_ns();
   const json body =
       worker_.request(json{{"type", "time"}, {"op", op_}, {"scalars", scalars_}, {"sets", set_list_}, {"batch", batch}},
                       -1, timeout_s_, what_);
-  last_batch_ns_ = static_cast<double>(monotonic_ns() - start);
+  const int64_t end = monotonic_ns();
+  last_batch_ns_ = static_cast<double>(end - start);
   // Outputs (and inputs, to show they were left alone) back in the harness's
-  // tensors before it checks them or stages a new round.
+  // tensors before it checks them or stages a new round: read at the reply
+  // where the harness owns the device memory.
+  if (worker_.harness_owns_device_memory()) worker_.copy_twins(set_buffer_ids_, false);
   if (total_.staged && body.contains("device_ns")) copy_sets("download");
   last_batch_staging_ns_ = total_.staging_ns - staged_before;
+  if (worker_.harness_owns_device_memory()) {
+    last_batch_staging_ns_ = static_cast<double>((start - copies_start) + (monotonic_ns() - end));
+    harness_copies_ns_ += last_batch_staging_ns_;
+  }
   last_batch_calls_ = warmup + calls;
-  total_.witnessed.push_back(
-      protocol::WitnessedRequest{last_batch_ns_, warmup, calls, 0.0, 0.0, last_batch_staging_ns_});
+  // Only a worker's own staging is its to stretch: the harness's copies are not.
+  total_.witnessed.push_back(protocol::WitnessedRequest{last_batch_ns_, warmup, calls, 0.0, 0.0,
+                                                        total_.staged ? last_batch_staging_ns_ : 0.0});
   return take_reply(body, warmup, calls);
 }
 
@@ -180,7 +191,7 @@ bool BatchedTiming::take_reply(const json& body, size_t warmup, size_t calls) {
 
 void BatchedTiming::copy_sets(const char* direction) {
   const int64_t start = monotonic_ns();
-  const json body = worker_.request(json{{"type", direction}, {"buffers", set_buffers_}}, -1, timeout_s_,
+  const json body = worker_.request(json{{"type", direction}, {"buffers", set_buffer_ids_}}, -1, timeout_s_,
                                     fmt::format("{} ({} of the input sets)", what_, direction));
   total_.staging_ns += static_cast<double>(monotonic_ns() - start);
   const auto ok = body.find("ok");

@@ -43,7 +43,7 @@ class BatchedTiming {
   const std::string what_;
   const nlohmann::json& scalars_;
   nlohmann::json set_list_ = nlohmann::json::array();
-  nlohmann::json set_buffers_;
+  std::set<uint64_t> set_buffer_ids_;
   const size_t sets_;
   const protocol::TimingPolicy& policy_;
   const double timeout_s_;
@@ -52,7 +52,8 @@ class BatchedTiming {
   size_t next_set_ = 0;
   bool called_ = false;
   double last_batch_ns_ = 0;
-  double last_batch_staging_ns_ = 0;
+  double last_batch_staging_ns_ = 0;  // the worker's staging requests, or the harness's own copies
+  double harness_copies_ns_ = 0;      // harness-owned device memory: its copies, all batches
   size_t last_batch_calls_ = 0;
 };
 

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "harness/core/error.h"
+#include "harness/device_memory/device_memory.h"
 #include "harness/runner/tolerance_justification.h"
 
 namespace harness {
@@ -313,6 +314,19 @@ RunPlan make_plan(const RunSelection& s, const Catalog& catalog, const std::vect
   }
   if (s.shard) keep_shard(plan, s.shard->first, s.shard->second);
   refuse_unbuilt(plan);
+  switch (device_memory_choice()) {
+    case DeviceMemoryChoice::stand_in:
+      plan.notes.push_back(
+          "HARNESS_DEVICE_MEMORY=stand-in: compiled CPU submissions compute in device twins the harness owns and "
+          "copies itself (the device path without a GPU), not in the shared buffers");
+      break;
+    case DeviceMemoryChoice::harness:
+      plan.notes.push_back(
+          "HARNESS_DEVICE_MEMORY=harness: CUDA submissions compute in device memory of the harness's own CUDA "
+          "context, which it copies itself, not in device copies of their worker's own");
+      break;
+    case DeviceMemoryChoice::worker: break;
+  }
   return plan;
 }
 

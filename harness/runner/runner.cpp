@@ -87,6 +87,12 @@ std::unique_ptr<Executor> make_executor(const PlannedEntry& entry, const Scratch
   target.worker_executable = worker_executable();
   target.log_path = scratch.file(stem + ".log");
   target.stage_copies = target.device_kind == "cuda" && !witness_part_disabled("gpu-staging");
+  const DeviceMemoryChoice memory = device_memory_choice();
+  if (target.device_kind == "cpu" && memory == DeviceMemoryChoice::stand_in) {
+    target.device_memory = make_stand_in_device_memory();
+  } else if (target.device_kind == "cuda" && memory == DeviceMemoryChoice::harness) {
+    target.device_memory = make_cuda_device_memory(target.device_index);
+  }
   return std::make_unique<WorkerExecutor>(std::move(target));
 }
 
@@ -155,7 +161,10 @@ void not_run(const PlannedEntry& entry, CaseResult& result) {
 
 std::string reproduce_command(const RunSettings& settings, const PlannedEntry& entry, const CaseSpec& spec) {
   const bool mutant = is_unranked_role(entry.submission.role);
-  return fmt::format("{} run {} -s {} --device {} --case {} --seed {}{}", settings.harness_command,
+  // A case judged in memory of another owner reproduces only there.
+  const std::string memory = device_memory_option(device_memory_choice());
+  return fmt::format("{}{} run {} -s {} --device {} --case {} --seed {}{}",
+                     memory.empty() ? "" : "HARNESS_DEVICE_MEMORY=" + memory + " ", settings.harness_command,
                      entry.challenge->name(), entry.submission.name, entry.device->kind, spec.id, settings.seed,
                      mutant ? " --with-mutants" : "");
 }

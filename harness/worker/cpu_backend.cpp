@@ -1,5 +1,6 @@
 #include "harness/core/clock.h"
 #include "harness/core/dtype.h"
+#include "harness/core/error.h"
 #include "harness/worker/device_backend.h"
 
 namespace harness {
@@ -24,6 +25,12 @@ class CpuBackend : public DeviceBackend {
   std::string describe() const override { return "cpu"; }
   void* stream() override { return nullptr; }
   void attach(MappedBuffer&) override {}
+  // The stand-in device's twin is host memory, mapped from its descriptor.
+  void open(MappedBuffer& buffer, const nlohmann::json& memory) override {
+    const std::string kind = memory.value("kind", "");
+    HARNESS_CHECK(kind == "stand-in" && buffer.host, "a cpu worker cannot open device memory of kind '{}'{}", kind,
+                  buffer.host ? "" : " (no descriptor came with it)");
+  }
   void detach(MappedBuffer&) override {}
   void* data_pointer(MappedBuffer& buffer) override { return buffer.host->data(); }
   void upload(MappedBuffer&) override {}

@@ -1,11 +1,13 @@
 // The worker's CUDA backend: a device mirror of every shared buffer (guard
-// bands included), uploads before and downloads after each request, CUDA
+// bands included), uploads before and downloads after each request, or a
+// twin the harness owns and copies itself (opened by CUDA IPC), CUDA
 // events on the legacy default stream (which orders every blocking stream;
 // work on a non-blocking one escapes them, and CaseContext::time's host-clock
 // cross-check catches it), started behind queued work (CudaTimer).
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <string>
 
 #include "harness/core/dtype.h"
 #include "harness/worker/cuda_errors.h"
@@ -119,18 +121,40 @@ class CudaBackend : public DeviceBackend {
   void attach(MappedBuffer& buffer) override {
     WORKER_CUDA_CHECK(cudaMalloc(&buffer.device, buffer.host->total_bytes()));
   }
+  // A twin in the harness's own context, exported by CUDA IPC.
+  void open(MappedBuffer& buffer, const nlohmann::json& memory) override {
+    const std::string kind = memory.value("kind", "");
+    if (kind != "cuda-ipc")
+      throw HarnessError(fmt::format("a CUDA worker cannot open device memory of kind '{}'", kind));
+    const std::string hex = memory.value("handle", "");
+    cudaIpcMemHandle_t handle{};
+    if (hex.size() != 2 * sizeof(handle)) {
+      throw HarnessError(
+          fmt::format("a CUDA IPC handle of {} hex digits (expected {})", hex.size(), 2 * sizeof(handle)));
+    }
+    auto* bytes = reinterpret_cast<unsigned char*>(&handle);
+    for (size_t i = 0; i < sizeof(handle); ++i)
+      bytes[i] = static_cast<unsigned char>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+    WORKER_CUDA_CHECK(cudaIpcOpenMemHandle(&buffer.device, handle, cudaIpcMemLazyEnablePeerAccess));
+  }
   void detach(MappedBuffer& buffer) override {
-    if (buffer.device) cudaFree(buffer.device);
+    if (buffer.device && buffer.harness_owned) {
+      cudaIpcCloseMemHandle(buffer.device);
+    } else if (buffer.device) {
+      cudaFree(buffer.device);
+    }
     buffer.device = nullptr;
   }
   void* data_pointer(MappedBuffer& buffer) override {
     return static_cast<unsigned char*>(buffer.device) + SharedBuffer::data_offset();
   }
   void upload(MappedBuffer& buffer) override {
+    HARNESS_CHECK(!buffer.harness_owned, "the harness copies the buffers it owns itself");
     WORKER_CUDA_CHECK(
         cudaMemcpy(buffer.device, buffer.host->base(), buffer.host->total_bytes(), cudaMemcpyHostToDevice));
   }
   void download(MappedBuffer& buffer) override {
+    HARNESS_CHECK(!buffer.harness_owned, "the harness copies the buffers it owns itself");
     WORKER_CUDA_CHECK(
         cudaMemcpy(buffer.host->base(), buffer.device, buffer.host->total_bytes(), cudaMemcpyDeviceToHost));
   }

@@ -25,10 +25,14 @@ class DeviceFault : public HarnessError {
 };
 
 // A shared buffer as the worker holds it: the host mapping and, on a GPU, a
-// device copy of the whole buffer, guard bands included.
+// device copy of the whole buffer, guard bands included. Where the harness
+// owns the device memory (harness/device_memory) the worker holds only the
+// twin the harness sent: the stand-in's as `host`, a CUDA one as `device`;
+// the harness copies it, and the worker never does.
 struct MappedBuffer {
   std::unique_ptr<SharedBuffer> host;
   void* device = nullptr;
+  bool harness_owned = false;
 };
 
 // Times one call at a time: start() just before it, stop() just after.
@@ -48,6 +52,9 @@ class DeviceBackend {
   // Passed to the submission as its `stream` argument.
   virtual void* stream() = 0;
   virtual void attach(MappedBuffer& buffer) = 0;
+  // Opens a twin the harness owns, described by the "memory" of its map
+  // request; throws HarnessError for a kind this backend cannot open.
+  virtual void open(MappedBuffer& buffer, const nlohmann::json& memory) = 0;
   virtual void detach(MappedBuffer& buffer) = 0;
   // Pointer to the data region, as the submission must see it.
   virtual void* data_pointer(MappedBuffer& buffer) = 0;

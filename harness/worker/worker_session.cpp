@@ -92,10 +92,18 @@ json WorkerSession::handle(const Channel::Message& message, bool* stop, bool* st
 json WorkerSession::map_buffer(const json& request, int fd) {
   const uint64_t id = request.at("buffer").get<uint64_t>();
   const size_t bytes = request.at("bytes").get<size_t>();
-  HARNESS_CHECK(fd >= 0, "map request for buffer {} arrived without a descriptor", id);
   MappedBuffer mapped;
-  mapped.host = std::make_unique<SharedBuffer>(id, fd, bytes);
-  backend_.attach(mapped);
+  const auto memory = request.find("memory");
+  if (memory == request.end()) {
+    HARNESS_CHECK(fd >= 0, "map request for buffer {} arrived without a descriptor", id);
+    mapped.host = std::make_unique<SharedBuffer>(id, fd, bytes);
+    backend_.attach(mapped);
+  } else {
+    // A twin the harness owns: a descriptor comes only with the stand-in's.
+    if (fd >= 0) mapped.host = std::make_unique<SharedBuffer>(id, fd, bytes);
+    mapped.harness_owned = true;
+    backend_.open(mapped, *memory);
+  }
   buffers_[id] = std::move(mapped);
   return json{{"type", "reply"}, {"ok", true}};
 }
@@ -109,6 +117,7 @@ MappedBuffer& WorkerSession::buffer(uint64_t id) {
 json WorkerSession::copy_buffers(const json& request, bool to_device) {
   for (const json& id : request.at("buffers")) {
     MappedBuffer& mapped = buffer(id.get<uint64_t>());
+    HARNESS_CHECK(!mapped.harness_owned, "buffer {} is the harness's: it copies it itself", id.get<uint64_t>());
     if (to_device) {
       backend_.upload(mapped);
     } else {
@@ -125,7 +134,7 @@ OpArguments WorkerSession::bind(const json& scalars, const std::vector<protocol:
   arguments.stream = backend_.stream();
   for (const auto& t : tensors) {
     MappedBuffer& mapped = buffer(t.buffer);
-    if (upload) backend_.upload(mapped);
+    if (upload && !mapped.harness_owned) backend_.upload(mapped);
     arguments.tensors[t.name] = backend_.data_pointer(mapped);
   }
   return arguments;
@@ -152,8 +161,16 @@ json WorkerSession::call(const json& request) {
   reply.wall_ns = static_cast<double>(monotonic_ns() - start);
   if (reply.status != 0) reply.message = adapter_.last_error();
   if (reply.status == 0 && bound.results) reply.scalars = bound.results();
-  for (const auto& t : tensors) backend_.download(buffer(t.buffer));
+  download_own(tensors);
   return reply;
+}
+
+// Results back to the shared buffers, of those the worker copies itself.
+void WorkerSession::download_own(const std::vector<protocol::TensorBinding>& tensors) {
+  for (const auto& t : tensors) {
+    MappedBuffer& mapped = buffer(t.buffer);
+    if (!mapped.harness_owned) backend_.download(mapped);
+  }
 }
 
 // The calls of one timed set: bound once, its outputs poisoned again before
@@ -199,9 +216,7 @@ json WorkerSession::time(const json& request) {
   const int64_t loop_end = monotonic_ns();
   if (reply.status != 0) reply.message = adapter_.last_error();
   if (!batch.staged) {
-    for (const auto& tensors : set_bindings) {
-      for (const auto& t : tensors) backend_.download(buffer(t.buffer));
-    }
+    for (const auto& tensors : set_bindings) download_own(tensors);
   }
   reply.setup_ns = static_cast<double>((loop_start - setup_start) + (monotonic_ns() - loop_end));
   return reply;

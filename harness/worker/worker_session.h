@@ -32,6 +32,7 @@ class WorkerSession {
   // staged timing, whose sets an "upload" request already copied).
   OpArguments bind(const nlohmann::json& scalars, const std::vector<protocol::TensorBinding>& tensors, bool upload);
   nlohmann::json copy_buffers(const nlohmann::json& request, bool to_device);
+  void download_own(const std::vector<protocol::TensorBinding>& tensors);
   MappedBuffer& buffer(uint64_t id);
 
   Channel& channel_;

@@ -123,6 +123,30 @@ TEST(Cli, OneCaseReRunsAloneWithTheSameInputs) {
   EXPECT_EQ(alone.metrics["probs_max_abs_error"], in_full_run.metrics["probs_max_abs_error"]);
 }
 
+// The device path without a GPU (HARNESS_DEVICE_MEMORY=stand-in): our
+// kernel computes in twins the harness owns and passes; a write past the
+// end of an output lands in the twin's guard band and is found there when
+// the harness reads the twin back; the run records whose memory it was, and
+// each case's printed command runs it the same way.
+TEST(Cli, TheStandInDeviceJudgesThroughTheTwinsTheHarnessOwns) {
+  TempFolder tmp;
+  const std::string id = "correctness.normal.r64.v1024.k2";
+  const auto r = run_cli(fmt::format("run softmax_topk -s cpu-fast,cpu-mutant-write-past-end --with-mutants "
+                                     "--device cpu --case {} --seed 3 -o {}",
+                                     id, tmp.path("stand-in.json")),
+                         "HARNESS_DEVICE_MEMORY=stand-in");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("HARNESS_DEVICE_MEMORY=stand-in: compiled CPU submissions compute in device twins"),
+            std::string::npos)
+      << r.output;
+  const RunResults results = load_results(tmp.path("stand-in.json"));
+  EXPECT_EQ(results.run.options.value("device_memory", ""), "stand-in");
+  EXPECT_EQ(testing::case_of(testing::entry_of(results, "cpu-fast"), id).verdict, Verdict::pass);
+  const CaseResult& past_end = testing::case_of(testing::entry_of(results, "cpu-mutant-write-past-end"), id);
+  EXPECT_EQ(past_end.verdict, Verdict::out_of_bounds_write) << past_end.message;
+  EXPECT_EQ(past_end.reproduce.rfind("HARNESS_DEVICE_MEMORY=stand-in ", 0), 0u) << past_end.reproduce;
+}
+
 TEST(Cli, PeakPrintsCopyReadAndCeiling) {
   // A cache of its own: `peak` stores what it measures, and a quick figure
   // must not replace the full one this host's runs use.

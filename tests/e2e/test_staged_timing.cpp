@@ -5,6 +5,11 @@
 // messages are the same for every worker, so a CPU worker, whose copies are
 // no-ops, shows the protocol here; what staging does to the witness on a
 // GPU is tests/gpu/test_gpu_witnesses.cpp.
+//
+// Where the harness owns the device memory (harness/device_memory, here its
+// stand-in device) there are no such requests: the harness copies the sets
+// into their twins as each timed request goes out and reads them back at its
+// reply, and work hidden in a staging request has nowhere to hide.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -79,11 +84,13 @@ WitnessJudgement judge_staged(const protocol::TimeReply& reply) {
 
 protocol::TimeReply time_softmax(bool stage_copies, TimedSets& t, int& rounds,
                                  const SubmissionRecord* submission = softmax_record(testing::project_catalog(),
-                                                                                     "cpu-fast")) {
+                                                                                     "cpu-fast"),
+                                 bool harness_owned_memory = false) {
   if (submission == nullptr) return {};
   testing::TempFolder folder;
   WorkerTarget target = testing::cpu_worker_target("softmax_topk", submission->library, folder.path("worker.log"));
   target.stage_copies = stage_copies;
+  if (harness_owned_memory) target.device_memory = make_stand_in_device_memory();
   WorkerExecutor executor(target);
   protocol::TimingPolicy policy;
   policy.warmup_ms = 1;
@@ -161,6 +168,65 @@ TEST(StagedTiming, WorkHiddenInTheDownloadAfterATimedRequestCountsAsTheCalls) {
   EXPECT_EQ(through.staging_counted_ns, 0.0);
   EXPECT_EQ(through.median_used_ns, median(reply.device_ns));
   EXPECT_LT(through.median_used_ns, 50e6);  // scored at 20 ms a call, while each round hid 100 ms more
+}
+
+// With the harness owning the device memory, an honest kernel is timed as
+// before: right answers read from the twins at each reply, every claim
+// within the harness's clock around its request, and no staging the worker
+// could stretch (the harness's copies are its own, outside every request).
+TEST(HarnessOwnedDeviceMemory, AnHonestKernelIsTimedWithTheHarnessCopyingItsSets) {
+  TimedSets t = softmax_sets();
+  int rounds = 0;
+  const protocol::TimeReply reply =
+      time_softmax(true, t, rounds, softmax_record(testing::project_catalog(), "cpu-fast"), true);
+  ASSERT_EQ(reply.status, 0) << reply.message;
+  EXPECT_FALSE(reply.staged);
+  EXPECT_EQ(reply.staging_ns, 0.0);
+  ASSERT_EQ(reply.witnessed.size(), static_cast<size_t>(rounds) + 1);
+  for (const auto& r : reply.witnessed) {
+    EXPECT_EQ(r.staging_ns, 0.0);
+    EXPECT_LE(r.claimed_ns, r.ns);
+  }
+  EXPECT_FALSE(judge_staged(reply).contradicted) << judge_staged(reply).message;
+  expect_last_round_answered(t);
+}
+
+// The exploit of WorkHiddenInTheDownloadAfterATimedRequestCountsAsTheCalls
+// (fixture-work-in-staging: the work done while the download request waits)
+// against harness-owned memory: no download request ever comes, the harness
+// reads the twins at each reply, and what it reads is what it put there. With
+// the worker staging its own copies and their time not judged (the defence
+// off), the same fixture passes with right answers at a fifth of its time.
+TEST(HarnessOwnedDeviceMemory, WorkHiddenInTheDownloadHasNoDownloadToHideIn) {
+  const SubmissionRecord* hiding = softmax_record(testing::fixture_catalog(), "fixture-work-in-staging");
+  ASSERT_NE(hiding, nullptr);
+  TimedSets t = softmax_sets();
+  int rounds = 0;
+  const protocol::TimeReply reply = time_softmax(true, t, rounds, hiding, true);
+  ASSERT_EQ(reply.status, 0) << reply.message;
+  EXPECT_FALSE(reply.staged);
+  // What the harness put in the outputs is what it read back: no row's top
+  // index is its maximum.
+  for (const auto& set : t.sets) {
+    const float* x = set[0].tensor->as<float>();
+    const int32_t* top = set[2].tensor->as<int32_t>();
+    for (int64_t row = 0; row < 64; ++row) {
+      const float* xr = x + row * 4096;
+      const bool answered =
+          top[row * 8] >= 0 && top[row * 8] < 4096 && xr[top[row * 8]] == *std::max_element(xr, xr + 4096);
+      EXPECT_FALSE(answered) << "row " << row;
+    }
+  }
+
+  testing::ScopedEnv off("HARNESS_WITNESS_DISABLE", "gpu-staging-time");
+  TimedSets through = softmax_sets();
+  int through_rounds = 0;
+  const protocol::TimeReply staged = time_softmax(true, through, through_rounds, hiding, false);
+  ASSERT_EQ(staged.status, 0) << staged.message;
+  EXPECT_TRUE(staged.staged);
+  expect_last_round_answered(through);
+  EXPECT_FALSE(judge_staged(staged).contradicted);
+  EXPECT_LT(judge_staged(staged).median_used_ns, 50e6);
 }
 
 }  // namespace

@@ -133,5 +133,21 @@ TEST(GpuWitness, WorkHiddenInTheDownloadIsForgedTimingAndGetsThroughWithoutTheSt
   EXPECT_EQ(verdict_of("HARNESS_WITNESS_DISABLE=gpu-staging-time"), Verdict::pass);
 }
 
+// In CUDA memory the harness owns (HARNESS_DEVICE_MEMORY=harness) there is
+// no download request for cuda-work-in-download to hide its attends in: the
+// harness reads the twins at each reply and finds them unanswered. Our own
+// kernel passes the same case there, its requests holding the calls alone
+// with no staging of the worker's.
+TEST(GpuWitness, InMemoryTheHarnessOwnsWorkHiddenInTheDownloadAnswersNothing) {
+  REQUIRE_CUDA_DEVICE();
+  const std::string owned = "HARNESS_DEVICE_MEMORY=harness";
+  EXPECT_EQ(verdict_on_gpu("kv_cache", "cuda-work-in-download", "perf.decode.l1.h32x8.d128.b16.t4096", owned),
+            Verdict::unwritten_output);
+  EXPECT_EQ(verdict_on_gpu("kv_cache", "cuda-fast", "perf.decode.l1.h32x8.d128.b16.t4096", owned), Verdict::pass);
+  const WitnessFigures f = timed_softmax(owned);
+  EXPECT_FALSE(f.staged);
+  EXPECT_EQ(f.staging_ns, 0.0);
+}
+
 }  // namespace
 }  // namespace harness
