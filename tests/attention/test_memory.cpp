@@ -29,8 +29,9 @@ TEST(AttentionMemory, TheWitnessSeesAScoreMatrixPerHeadAndTilesStayWithinTheAllo
   const CaseResult& naive = testing::case_of(testing::entry_of(results, "cpu-naive"), id);
   const double allowance = fast.metrics.at("tile_memory_allowance_bytes").get<double>();
   const std::string seen = "cpu-fast " + fast.metrics.dump() + "\ncpu-naive " + naive.metrics.dump();
-  // cpu-naive holds a 1024 x 1024 float score matrix: 4 MiB.
-  EXPECT_GT(naive.metrics.at("forward_peak_working_bytes").get<double>(), 4.0 * (1 << 20)) << seen;
+  // cpu-naive holds a 1024 x 1024 float score matrix: 4 MiB, all of it
+  // seen (the peak is read in pages: exactly 4 MiB on some runs).
+  EXPECT_GE(naive.metrics.at("forward_peak_working_bytes").get<double>(), 4.0 * (1 << 20)) << seen;
   EXPECT_LT(fast.metrics.at("forward_peak_working_bytes").get<double>(), allowance) << seen;
   EXPECT_DOUBLE_EQ(testing::entry_of(results, "cpu-fast").scores->dimensions.at("memory").score, 100.0) << seen;
 }
