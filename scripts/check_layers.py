@@ -25,6 +25,7 @@ LAYERS = [
     "worker",          # the harness-worker executable
     "device",          # devices, peaks, rooflines
     "device_memory",   # device memory the harness owns: the device twins of shared buffers
+    "sanitize",        # compute-sanitizer around CUDA workers: finding it, its arguments, its report's verdicts
     "results",         # the results model and its JSON
     "witness",         # what the harness measures itself to check a worker's claims
     "challenge_api",   # what a challenge author uses: Challenge, CaseContext, the stateless driver

@@ -18,6 +18,8 @@
 #   run       the peak, then every challenge on cuda            run.log results.json report.md junit.xml
 #   peer      PyTorch eager on the run's perf cases, and the
 #             report again with it beside our kernels           peer.{log,json} report.md
+#   twins     CUDA memory the harness owns (HARNESS_DEVICE_MEMORY=
+#             harness): its GPU test, then every challenge on it twins.{log,json,md}
 #
 # Every step after `build` builds first if the build folder is missing or out
 # of date (a fresh machine keeps nothing), so any step can open a call.
@@ -46,11 +48,11 @@ steps=()
 for a in "$@"; do
   case "$a" in
     --dry-run) dry=1 ;;
-    build|probe|tests|witness|selftest|sanitize|run|peer) steps+=("$a") ;;
-    *) echo "gpu-session: unknown step '$a' (build probe tests witness selftest sanitize run peer, --dry-run)" >&2; exit 2 ;;
+    build|probe|tests|witness|selftest|sanitize|run|peer|twins) steps+=("$a") ;;
+    *) echo "gpu-session: unknown step '$a' (build probe tests witness selftest sanitize run peer twins, --dry-run)" >&2; exit 2 ;;
   esac
 done
-[ ${#steps[@]} -gt 0 ] || { sed -n '2,35p' "$0"; exit 2; }
+[ ${#steps[@]} -gt 0 ] || { sed -n '2,37p' "$0"; exit 2; }
 declare -A limit=()
 for l in ${STEP_LIMITS:-}; do limit[${l%%=*}]=${l#*=}; done
 current_step=build step_started=$SECONDS
@@ -251,6 +253,16 @@ step_peer() {
   do_ peer.log env PYTHONUNBUFFERED=1 python3 scripts/gpu/pytorch_eager.py "$out/results.json" -o "$out/peer.json" \
     || failed+=("peer")
   do_ peer.log build/harness report "$out/results.json" --peer "$out/peer.json" -o "$out/report.md" || failed+=("peer report")
+}
+
+# The harness's own CUDA twins, not yet the default: whether the sandboxed
+# worker opens them, what the witnesses read, and every case on them.
+step_twins() {
+  say "CUDA memory the harness owns"
+  do_ twins.log build/tests/harness_gpu_tests --gtest_filter='GpuWitness.InMemoryTheHarnessOwns*' \
+    || failed+=("twins test")
+  do_ twins.log env HARNESS_DEVICE_MEMORY=harness build/harness run $only --device cuda --seed "$seed" \
+    -o "$out/twins.json" --md "$out/twins.md" || failed+=("twins run")
 }
 
 built=0

@@ -15,6 +15,7 @@
 #include "harness/definitions/verdict.h"
 #include "harness/ipc/protocol.h"
 #include "harness/memory/shared_tensor.h"
+#include "harness/results/results.h"
 #include "harness/witness/device_memory.h"
 #include "harness/witness/peak_memory.h"
 
@@ -73,6 +74,9 @@ class Executor {
   // baseline and change its verdict in a way its printed command, run alone,
   // does not reproduce.
   virtual void end_case(Verdict) {}
+  // What a sanitizer the submission ran under (harness run --sanitize)
+  // reported during the case; asking may end the worker. Empty otherwise.
+  virtual std::vector<Finding> sanitizer_findings() { return {}; }
   // What the submission's worker holds on its GPU now, read by the harness
   // from the driver (harness/witness/device_memory.h); no reading, and why,
   // where there is none.

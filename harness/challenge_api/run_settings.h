@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "harness/ipc/protocol.h"
+#include "harness/sanitize/compute_sanitizer.h"
 
 namespace harness {
 
@@ -15,6 +17,8 @@ struct RunSettings {
   protocol::TimingPolicy timing;  // perf cases
   // How the harness was invoked, for the reproduce commands.
   std::string harness_command = "harness";
+  // --sanitize: CUDA workers run under compute-sanitizer.
+  std::optional<SanitizerSetting> sanitizer;
 };
 
 }  // namespace harness

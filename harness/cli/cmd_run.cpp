@@ -1,17 +1,34 @@
 // harness run [CHALLENGE...] [-s SUBMISSION...] [--device cpu|cuda|all]
 //   [--suite ...] [--case ID] [--seed N] [--quick] [--timeout S]
 //   [--shard I/N] [-o results.json] [--md report.md] [--junit junit.xml]
-//   [--with-mutants] [--measure-peak] [--memory-limit SIZE] [--quiet|--verbose]
+//   [--with-mutants] [--measure-peak] [--memory-limit SIZE] [--sanitize[=memcheck|racecheck]]
+//   [--quiet|--verbose]
 #include <memory>
 
 #include "harness/cli/argument_checks.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/run_session.h"
 #include "harness/sandbox/sandbox.h"
+#include "harness/sanitize/compute_sanitizer.h"
 
 namespace harness {
 
 namespace {
+
+// A sanitized run checks values, not speed: timings under compute-sanitizer
+// are its own. Every suite but perf unless some were named; perf named is
+// refused.
+std::vector<Suite> sanitized_suites(const std::vector<Suite>& named) {
+  if (named.empty()) return {Suite::correctness, Suite::edge, Suite::stability};
+  for (const Suite s : named) {
+    if (s == Suite::perf) {
+      throw UsageError(
+          "--sanitize with --suite perf: a sanitized run times nothing (compute-sanitizer slows every "
+          "kernel); run the perf suite without it");
+    }
+  }
+  return named;
+}
 
 struct RunArguments {
   std::vector<std::string> challenges;
@@ -31,6 +48,7 @@ struct RunArguments {
   bool verbose = false;
   bool measure_peak = false;
   std::string memory_limit = "8G";
+  std::string sanitize;  // the tool; "" with the option given alone: memcheck
 };
 
 }  // namespace
@@ -59,10 +77,15 @@ void add_run_command(CLI::App& app, CommandLine& command_line) {
                 "Measure each device's peak bandwidth again (and store it) instead of using this host's cached one");
   run->add_option("--memory-limit", args->memory_limit,
                   "Address space of each CPU worker and process submission, e.g. 8G, or none (default 8G)");
+  CLI::Option* sanitize =
+      run->add_option("--sanitize", args->sanitize,
+                      "Run CUDA workers under compute-sanitizer: memcheck (alone, the default) or racecheck; its "
+                      "findings are verdicts. No perf cases")
+          ->expected(0, 1);
   run->add_flag("-q,--quiet", args->quiet, "Print only errors");
   run->add_flag("-v,--verbose", args->verbose, "Print every case");
-  run->callback([args, seed, &command_line] {
-    command_line.action = [args, seed, &command_line] {
+  run->callback([args, seed, sanitize, &command_line] {
+    command_line.action = [args, seed, sanitize, &command_line] {
       SessionOptions options;
       options.selection.challenges = args->challenges;
       options.selection.submissions = args->submissions;
@@ -83,6 +106,10 @@ void add_run_command(CLI::App& app, CommandLine& command_line) {
         options.settings.timing.min_samples = 5;
         options.settings.timing.min_ms = 20;
         options.settings.timing.max_ms = 300;
+      }
+      if (sanitize->count() > 0) {
+        options.settings.sanitizer = resolve_sanitizer(args->sanitize.empty() ? "memcheck" : args->sanitize);
+        options.selection.suites = sanitized_suites(options.selection.suites);
       }
       options.settings.harness_command = command_line.argv[0];
       options.json_path = args->output;

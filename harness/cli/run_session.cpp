@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 
@@ -68,6 +69,12 @@ RunInfo run_header(const SessionOptions& options) {
     run.options["device_memory"] = memory;
   }
   run.sandbox = sandbox_description();
+  if (options.settings.sanitizer) {
+    run.options["sanitize"] = options.settings.sanitizer->tool;
+    run.sandbox["under_sanitizer"] = fmt::format(
+        "CUDA workers ran under {} ({}): no seccomp filter and no Landlock rules for them, their limits kept",
+        options.settings.sanitizer->program, options.settings.sanitizer->tool);
+  }
   if (const auto off = disabled_witness_parts(); !off.empty()) {
     run.options["witness_disabled"] = off;
     std::fprintf(stderr, "harness: witness: switched off by HARNESS_WITNESS_DISABLE: %s\n",
@@ -130,6 +137,13 @@ RunResults run_session(const SessionOptions& options) {
                    ? ""
                    : fmt::format(" (re-run with --seed {} for the same inputs)", options.settings.seed).c_str());
   for (const auto& note : plan.notes) std::fprintf(stderr, "harness: %s\n", note.c_str());
+  if (options.settings.sanitizer &&
+      std::none_of(plan.entries.begin(), plan.entries.end(), [](const PlannedEntry& e) {
+        return !e.control && e.device->kind == "cuda" && e.device->available && e.build.status == "ok";
+      })) {
+    std::fprintf(stderr, "harness: --sanitize: no CUDA worker runs in this selection; nothing runs under %s\n",
+                 options.settings.sanitizer->program.c_str());
+  }
   if (plan.entries.empty()) std::fprintf(stderr, "harness: nothing to run for this selection\n");
 
   // Before anything slow, this run's header replaces any earlier results

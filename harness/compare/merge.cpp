@@ -52,7 +52,7 @@ void check_same_run(const NamedResults& first, const NamedResults& other) {
         fmt::format("merge: {} was run at commit {} but {} at commit {}: shards of one run test the same code",
                     first.origin, a.git_commit, other.origin, b.git_commit));
   }
-  for (const char* key : {"quick", "device", "call_timeout_s", "with_mutants", "device_memory"}) {
+  for (const char* key : {"quick", "device", "call_timeout_s", "with_mutants", "device_memory", "sanitize"}) {
     const nlohmann::json none;
     const nlohmann::json& va = a.options.contains(key) ? a.options[key] : none;
     const nlohmann::json& vb = b.options.contains(key) ? b.options[key] : none;

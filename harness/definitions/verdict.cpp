@@ -11,6 +11,8 @@ std::vector<Verdict> all_verdicts() {
           Verdict::wrong_answer,
           Verdict::unwritten_output,
           Verdict::out_of_bounds_write,
+          Verdict::invalid_memory_access,
+          Verdict::data_race,
           Verdict::input_modified,
           Verdict::stale_output,
           Verdict::impossible_speed,
@@ -29,13 +31,15 @@ std::vector<Verdict> all_verdicts() {
 
 int gravity(Verdict verdict) {
   switch (verdict) {
-    case Verdict::crash: return 17;
-    case Verdict::timeout: return 16;
-    case Verdict::sandbox_violation: return 15;
-    case Verdict::memory_limit: return 14;
-    case Verdict::build_failed: return 13;
-    case Verdict::error: return 12;
-    case Verdict::out_of_bounds_write: return 11;
+    case Verdict::crash: return 19;
+    case Verdict::timeout: return 18;
+    case Verdict::sandbox_violation: return 17;
+    case Verdict::memory_limit: return 16;
+    case Verdict::build_failed: return 15;
+    case Verdict::error: return 14;
+    case Verdict::out_of_bounds_write: return 13;
+    case Verdict::invalid_memory_access: return 12;
+    case Verdict::data_race: return 11;
     case Verdict::input_modified: return 10;
     case Verdict::unwritten_output: return 9;
     case Verdict::wrong_answer: return 8;
@@ -57,6 +61,8 @@ std::string_view verdict_name(Verdict verdict) {
     case Verdict::wrong_answer: return "wrong_answer";
     case Verdict::unwritten_output: return "unwritten_output";
     case Verdict::out_of_bounds_write: return "out_of_bounds_write";
+    case Verdict::invalid_memory_access: return "invalid_memory_access";
+    case Verdict::data_race: return "data_race";
     case Verdict::input_modified: return "input_modified";
     case Verdict::stale_output: return "stale_output";
     case Verdict::impossible_speed: return "impossible_speed";

@@ -10,23 +10,25 @@ namespace harness {
 
 enum class Verdict {
   pass,
-  wrong_answer,         // the checker rejected the values
-  unwritten_output,     // poison left in an output
-  out_of_bounds_write,  // a guard band around a buffer changed
-  input_modified,       // an input differs from its pristine copy
-  stale_output,         // a second call returned the previous call's answer
-  impossible_speed,     // faster than the byte model allows at the measured peak
-  forged_timing,        // the worker's timings are contradicted by the harness's own clock
-  understated_memory,   // the memory it reports is far below what the harness saw it hold
-  sandbox_violation,    // it attempted what the sandbox forbids (a denied system call)
-  memory_limit,         // it exceeded the memory limit of its worker
-  crash,                // the worker died (signal, abort, sticky CUDA error)
-  timeout,              // no answer within the per-call time limit
-  error,                // the submission returned an error status or broke the ABI
-  unsupported,          // the submission declared the case unsupported
-  build_failed,         // the submission did not compile
-  unavailable,          // could not be run here (no compiler or device for it)
-  harness_error,        // the harness itself failed; the submission is not blamed
+  wrong_answer,           // the checker rejected the values
+  unwritten_output,       // poison left in an output
+  out_of_bounds_write,    // a guard band around a buffer changed, or a sanitizer saw a write out of bounds
+  invalid_memory_access,  // a sanitizer saw another invalid access (a read out of bounds, a misaligned one)
+  data_race,              // a sanitizer saw a race between the threads of a kernel
+  input_modified,         // an input differs from its pristine copy
+  stale_output,           // a second call returned the previous call's answer
+  impossible_speed,       // faster than the byte model allows at the measured peak
+  forged_timing,          // the worker's timings are contradicted by the harness's own clock
+  understated_memory,     // the memory it reports is far below what the harness saw it hold
+  sandbox_violation,      // it attempted what the sandbox forbids (a denied system call)
+  memory_limit,           // it exceeded the memory limit of its worker
+  crash,                  // the worker died (signal, abort, sticky CUDA error)
+  timeout,                // no answer within the per-call time limit
+  error,                  // the submission returned an error status or broke the ABI
+  unsupported,            // the submission declared the case unsupported
+  build_failed,           // the submission did not compile
+  unavailable,            // could not be run here (no compiler or device for it)
+  harness_error,          // the harness itself failed; the submission is not blamed
 };
 
 std::string_view verdict_name(Verdict verdict);

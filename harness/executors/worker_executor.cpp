@@ -5,8 +5,10 @@
 
 #include <filesystem>
 #include <set>
+#include <utility>
 
 #include "harness/core/error.h"
+#include "harness/core/files.h"
 #include "harness/definitions/verdict.h"
 #include "harness/witness/memory_witness.h"
 
@@ -50,7 +52,9 @@ std::set<uint64_t> buffer_ids_of(const std::vector<Binding>& tensors) {
   return ids;
 }
 
-WorkerExecutor::WorkerExecutor(WorkerTarget target) : target_(std::move(target)), log_(target_.log_path) {}
+WorkerExecutor::WorkerExecutor(WorkerTarget target) : target_(std::move(target)), log_(target_.log_path) {
+  if (target_.device_memory) twins_.emplace(target_.device_memory);
+}
 
 WorkerExecutor::~WorkerExecutor() { stop(); }
 
@@ -64,12 +68,30 @@ void WorkerExecutor::stop() {
   }
   process_.reset();
   mapped_.clear();
-  twins_.clear();
+  if (twins_) twins_->clear();
   before_load_.reset();
 }
 
 void WorkerExecutor::begin_case() {
-  if (target_.device_kind == "cpu") stop();
+  if (target_.device_kind == "cpu" || target_.sanitizer) stop();
+}
+
+std::vector<Finding> WorkerExecutor::sanitizer_findings() {
+  if (!target_.sanitizer || sanitizer_report_.empty()) return {};
+  stop();  // the sanitizer writes its report as the worker exits
+  const std::string path = std::exchange(sanitizer_report_, "");
+  std::string report;
+  try {
+    report = read_text_file(path);
+  } catch (const std::exception& e) {
+    return {Finding{Verdict::harness_error,
+                    fmt::format("compute-sanitizer left no report readable at {}: {}", path, e.what())}};
+  }
+  std::error_code ignored;
+  std::filesystem::remove(path, ignored);
+  const auto finding = first_sanitizer_finding(target_.sanitizer->tool, report);
+  if (!finding) return {};
+  return {Finding{finding->verdict, finding->message}};
 }
 
 void WorkerExecutor::end_case(Verdict verdict) {
@@ -81,7 +103,8 @@ std::string WorkerExecutor::device_clock() const {
 }
 
 std::optional<int64_t> WorkerExecutor::resident_bytes() {
-  if (!memory_witness_meaningful()) return std::nullopt;
+  // Under a sanitizer the process is the sanitizer's, its memory too.
+  if (!memory_witness_meaningful() || target_.sanitizer) return std::nullopt;
   // The request starts a worker if none runs (one per case).
   request(json{{"type", "trim"}}, -1, kSmallRequestTimeoutSeconds, "returning freed memory before a memory reading");
   std::set<uint64_t> tensors;
@@ -90,20 +113,21 @@ std::optional<int64_t> WorkerExecutor::resident_bytes() {
 }
 
 std::optional<PeakWindow> WorkerExecutor::open_peak_window() {
-  if (target_.device_kind != "cpu" || !memory_witness_meaningful()) return std::nullopt;
+  if (target_.device_kind != "cpu" || !memory_witness_meaningful() || target_.sanitizer) return std::nullopt;
   // Freed memory the allocator kept would hide the call's own allocations.
   request(json{{"type", "trim"}}, -1, kSmallRequestTimeoutSeconds, "returning freed memory before a peak window");
   return harness::open_peak_window(process_->pid());
 }
 
 std::optional<int64_t> WorkerExecutor::resident_before_load() {
-  if (!process_ || target_.device_kind != "cpu") return std::nullopt;
+  if (!process_ || target_.device_kind != "cpu" || target_.sanitizer) return std::nullopt;
   return before_load_;
 }
 
 DeviceMemoryReading WorkerExecutor::device_memory() {
   if (target_.device_kind != "cuda") return {std::nullopt, "not a GPU worker"};
   if (!process_) return {std::nullopt, "no worker running"};
+  if (target_.sanitizer) return {std::nullopt, "the worker ran under compute-sanitizer"};
   DeviceMemoryReading reading = device_memory_of_process(process_->pid(), static_cast<unsigned>(target_.device_index));
   // The worker holds a device copy of every buffer mapped (CudaBackend::attach):
   // the harness's tensors, not the submission's memory. Twins the harness
@@ -123,7 +147,7 @@ void WorkerExecutor::worker_lost(Verdict verdict, const std::string& what, const
   if (verdict == Verdict::crash && process_ && process_->ended_by_sandbox()) verdict = Verdict::sandbox_violation;
   process_.reset();
   mapped_.clear();
-  twins_.clear();
+  if (twins_) twins_->clear();
   const std::string output = log_.tail(kOutputInMessages);
   if (!output.empty()) message += fmt::format("; its last output: {}", output);
   throw VerdictException(verdict, message);
@@ -140,6 +164,15 @@ void WorkerExecutor::ensure_started(double timeout_s) {
   launch.sandbox.readable = {target_.worker_executable, target_.library,
                              std::filesystem::path(target_.library).parent_path().string()};
   launch.sandbox.cuda = target_.device_kind == "cuda";
+  if (target_.sanitizer) {
+    sanitizer_report_ = fmt::format("{}.sanitizer-{}.txt", target_.log_path, starts_ + 1);
+    std::error_code ignored;
+    std::filesystem::remove(sanitizer_report_, ignored);
+    launch.arguments = sanitizer_arguments(*target_.sanitizer, sanitizer_report_, launch.executable, launch.arguments);
+    launch.executable = target_.sanitizer->program;
+    launch.sandbox.readable.push_back(target_.sanitizer->program);
+    launch.sandbox.under_sanitizer = true;
+  }
   process_ = std::make_unique<WorkerProcess>(launch);
   process_->channel().watch_exit(process_->pid());
   ++starts_;
@@ -257,15 +290,13 @@ void WorkerExecutor::map(const std::vector<Binding>& tensors, const std::string&
     json message{{"type", "map"}, {"buffer", buffer.id()}, {"bytes", buffer.total_bytes()}};
     int fd = buffer.fd();
     uint64_t inode = 0;
-    if (harness_owns_device_memory()) {
+    if (twins_) {
       // The worker gets the twin, never the harness's buffer.
-      Twin& twin = twins_[buffer.id()];
-      twin.memory = target_.device_memory->allocate(buffer.total_bytes(), b.tensor->spec().name);
-      twin.host = &buffer;
-      const DeviceHandle handle = twin.memory->handle();
+      const DeviceHandle handle = twins_->add(buffer, b.tensor->spec().name);
+      message["bytes"] = DeviceTwins::twin_bytes(buffer);
       message["memory"] = handle.open;
       fd = handle.fd;
-      inode = twin.memory->inode();
+      inode = twins_->inode(buffer.id());
     } else {
       struct stat file {};
       HARNESS_CHECK_ERRNO(::fstat(buffer.fd(), &file), "fstat of the buffer of {}", b.tensor->spec().name);
@@ -283,16 +314,11 @@ void WorkerExecutor::map(const std::vector<Binding>& tensors, const std::string&
 }
 
 void WorkerExecutor::copy_twins(const std::set<uint64_t>& ids, bool to_device) {
-  for (const uint64_t id : ids) {
-    const auto it = twins_.find(id);
-    HARNESS_CHECK(it != twins_.end() && it->second.host != nullptr, "buffer {} has no device twin to copy {}", id,
-                  to_device ? "into" : "out of");
-    SharedBuffer& host = *it->second.host;
-    if (to_device) {
-      it->second.memory->upload(host.base(), 0, host.total_bytes());
-    } else {
-      it->second.memory->download(host.base(), 0, host.total_bytes());
-    }
+  HARNESS_CHECK(twins_, "copies of device twins for a worker that computes in memory of its own");
+  if (to_device) {
+    twins_->copy_in(ids);
+  } else {
+    twins_->copy_out(ids);
   }
 }
 
@@ -315,13 +341,13 @@ protocol::CallReply WorkerExecutor::call(const std::string& op, const json& scal
 
 void WorkerExecutor::release(const SharedTensor& tensor) {
   const uint64_t id = tensor.buffer().id();
-  if (!process_ || !mapped_.count(id)) {
-    twins_.erase(id);
-    return;
+  if (process_ && mapped_.count(id)) {
+    mapped_.erase(id);
+    request(json{{"type", "unmap"}, {"buffer", id}}, -1, kSmallRequestTimeoutSeconds,
+            "releasing " + tensor.spec().name);
   }
-  mapped_.erase(id);
-  request(json{{"type", "unmap"}, {"buffer", id}}, -1, kSmallRequestTimeoutSeconds, "releasing " + tensor.spec().name);
-  twins_.erase(id);
+  // Freed once the worker has let go of it.
+  if (twins_) twins_->remove(id);
 }
 
 }  // namespace harness

@@ -13,8 +13,10 @@
 #include "harness/challenge_api/executor.h"
 #include "harness/definitions/verdict.h"
 #include "harness/device_memory/device_memory.h"
+#include "harness/executors/device_twins.h"
 #include "harness/ipc/process_log.h"
 #include "harness/ipc/worker_process.h"
+#include "harness/sanitize/compute_sanitizer.h"
 
 namespace harness {
 
@@ -35,6 +37,9 @@ struct WorkerTarget {
   // worker works in the shared buffers (CPU) or in device copies of its own
   // (GPU).
   std::shared_ptr<DeviceMemory> device_memory;
+  // harness run --sanitize: the worker runs under compute-sanitizer, a
+  // worker per case, its report in a file beside the log.
+  std::optional<SanitizerSetting> sanitizer;
 };
 
 class WorkerExecutor : public Executor {
@@ -62,6 +67,9 @@ class WorkerExecutor : public Executor {
   void begin_case() override;
   void end_case(Verdict verdict) override;
   DeviceMemoryReading device_memory() override;
+  // Under a sanitizer: ends the worker, so that the sanitizer writes its
+  // report, and returns the report's first error as a finding.
+  std::vector<Finding> sanitizer_findings() override;
 
   // Number of worker processes started so far (tests check restarts).
   int starts() const { return starts_; }
@@ -75,9 +83,10 @@ class WorkerExecutor : public Executor {
   // The first message of a starting worker, which may end the case.
   std::optional<Channel::Message> receive_at_start(double timeout_s, const std::string& stage);
   void map(const std::vector<Binding>& tensors, const std::string& what);
-  bool harness_owns_device_memory() const { return target_.device_memory != nullptr; }
+  bool harness_owns_device_memory() const { return twins_.has_value(); }
   // The harness's own copies between its buffers and their device twins
-  // (harness-owned device memory only), of every buffer of `ids`.
+  // (harness-owned device memory only), of every buffer of `ids`; the copy
+  // out checks the twins' margins (DeviceTwins::copy_out).
   void copy_twins(const std::set<uint64_t>& ids, bool to_device);
   nlohmann::json request(const nlohmann::json& message, int fd, double timeout_s, const std::string& what);
   // Turns a reply's fault into the verdict it costs.
@@ -95,17 +104,15 @@ class WorkerExecutor : public Executor {
     uint64_t bytes = 0;  // the whole buffer, guard bands included: a GPU worker's device copy is as large
   };
   std::map<uint64_t, Mapped> mapped_;  // by buffer id
-  // Harness-owned device memory: each mapped buffer's twin and the
-  // harness's buffer it mirrors, by buffer id; they go with the worker
-  // that opened them (every request copies whole buffers in again).
-  struct Twin {
-    std::unique_ptr<DeviceTwin> memory;
-    SharedBuffer* host = nullptr;
-  };
-  std::map<uint64_t, Twin> twins_;
+  // Harness-owned device memory: the twins of the mapped buffers; they go
+  // with the worker that opened them (every request copies whole buffers
+  // in again).
+  std::optional<DeviceTwins> twins_;
   // A load that fails (an error, a hang) fails the same way every time.
   std::optional<std::pair<Verdict, std::string>> load_failure_;
   int starts_ = 0;
+  // The report file of the sanitizer running the current worker.
+  std::string sanitizer_report_;
   // resident_private_bytes of the running CPU worker before its library loaded.
   std::optional<int64_t> before_load_;
 };

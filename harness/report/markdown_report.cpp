@@ -96,6 +96,19 @@ void environment(std::string& out, const ReportInput& input) {
                        run.finished.empty() ? "(not finished)" : run.finished, run.complete ? "" : ", **incomplete**");
     out += fmt::format("  - host {}: {}, {} logical cores, {} memory, {}\n", run.host.hostname, run.host.cpu_model,
                        run.host.logical_cores, format_bytes(static_cast<double>(run.host.memory_bytes)), run.host.os);
+    // Runs whose verdicts came another way than a plain run's say so.
+    if (const auto tool = run.options.find("sanitize"); tool != run.options.end() && tool->is_string()) {
+      out += fmt::format(
+          "  - sanitized: CUDA workers ran under compute-sanitizer {}, its first error a verdict of "
+          "the case; no perf cases, no memory witness for them\n",
+          markdown_cell(tool->get<std::string>()));
+    }
+    if (const auto memory = run.options.find("device_memory"); memory != run.options.end() && memory->is_string()) {
+      out += fmt::format(
+          "  - device memory: {} (HARNESS_DEVICE_MEMORY): workers computed in twins the harness "
+          "owns\n",
+          markdown_cell(memory->get<std::string>()));
+    }
   }
   out +=
       "\n| Device | Name | Units | Memory | Cache | Copy peak | Read peak | Write peak | Ceiling | Details |\n"

@@ -63,7 +63,8 @@ class ScratchFolder {
   std::filesystem::path tensors_;
 };
 
-std::unique_ptr<Executor> make_executor(const PlannedEntry& entry, const ScratchFolder& scratch) {
+std::unique_ptr<Executor> make_executor(const RunSettings& settings, const PlannedEntry& entry,
+                                        const ScratchFolder& scratch) {
   if (entry.control) return std::make_unique<ControlExecutor>(*entry.control, *entry.challenge);
   const std::string stem = fmt::format("{}-{}-{}", entry.challenge->name(), entry.submission.name,
                                        entry.device->kind + std::to_string(entry.device->index));
@@ -93,6 +94,7 @@ std::unique_ptr<Executor> make_executor(const PlannedEntry& entry, const Scratch
   } else if (target.device_kind == "cuda" && memory == DeviceMemoryChoice::harness) {
     target.device_memory = make_cuda_device_memory(target.device_index);
   }
+  if (target.device_kind == "cuda") target.sanitizer = settings.sanitizer;
   return std::make_unique<WorkerExecutor>(std::move(target));
 }
 
@@ -132,6 +134,7 @@ void run_one_case(const RunSettings& settings, const PlannedEntry& entry, const 
       result.message = *out_of_memory;
     }
   }
+  for (Finding& found : executor.sanitizer_findings()) result.other_failures.push_back(std::move(found));
   settle_verdict(result);
   // These may hold the submission's bytes; the results must stay valid JSON.
   result.message = sanitized_utf8(result.message);
@@ -163,10 +166,11 @@ std::string reproduce_command(const RunSettings& settings, const PlannedEntry& e
   const bool mutant = is_unranked_role(entry.submission.role);
   // A case judged in memory of another owner reproduces only there.
   const std::string memory = device_memory_option(device_memory_choice());
-  return fmt::format("{}{} run {} -s {} --device {} --case {} --seed {}{}",
+  const bool sanitized = settings.sanitizer && entry.device->kind == "cuda";
+  return fmt::format("{}{} run {} -s {} --device {} --case {} --seed {}{}{}",
                      memory.empty() ? "" : "HARNESS_DEVICE_MEMORY=" + memory + " ", settings.harness_command,
                      entry.challenge->name(), entry.submission.name, entry.device->kind, spec.id, settings.seed,
-                     mutant ? " --with-mutants" : "");
+                     mutant ? " --with-mutants" : "", sanitized ? " --sanitize=" + settings.sanitizer->tool : "");
 }
 
 namespace {
@@ -261,7 +265,7 @@ class PlanExecution {
     start_entry(e);
     const bool runnable = entry.control || (entry.build.status == "ok" && entry.device->available);
     std::unique_ptr<Executor> executor;
-    if (runnable) executor = make_executor(entry, scratch_);
+    if (runnable) executor = make_executor(settings_, entry, scratch_);
     for (const size_t i : indices) {
       const CaseSpec& spec = entry.cases[i];
       {

@@ -112,13 +112,15 @@ PreparedSandbox::PreparedSandbox(const SandboxRequest& request) : parts_(std::ma
     parts_->limits.processes = processes_of_this_user() + kExtraProcesses;
   }
   parts_->caps_on = !off("caps");
-  if (!off("landlock")) {
+  // compute-sanitizer injects itself into the worker and talks to it
+  // through files and sockets of its own, which neither part is made for.
+  if (!off("landlock") && !request.under_sanitizer) {
     const int abi = landlock_abi();
     if (abi > 0) parts_->landlock_fd = make_landlock_ruleset(request, abi);
     parts_->landlock_abi = abi;
     parts_->own_process_files_writable = request.cuda;
   }
-  if (!off("seccomp") && seccomp_unavailable_reason().empty()) {
+  if (!off("seccomp") && !request.under_sanitizer && seccomp_unavailable_reason().empty()) {
     SeccompOptions options;
     options.may_start_processes = request.may_start_processes;
     options.ptrace_fails_softly = kAddressSanitizer;

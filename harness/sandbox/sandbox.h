@@ -31,6 +31,9 @@ struct SandboxRequest {
   std::vector<std::string> private_paths;
   bool may_start_processes = false;  // process submissions may fork (a shell, an interpreter's shim)
   bool cuda = false;                 // a CUDA worker: no address-space limit, the GPU's device files
+  // The program is compute-sanitizer running the worker (harness run
+  // --sanitize): no seccomp filter and no Landlock rules, its limits kept.
+  bool under_sanitizer = false;
 };
 
 struct SandboxSettings {

@@ -32,11 +32,13 @@ class CpuBackend : public DeviceBackend {
                   buffer.host ? "" : " (no descriptor came with it)");
   }
   void detach(MappedBuffer&) override {}
-  void* data_pointer(MappedBuffer& buffer) override { return buffer.host->data(); }
+  void* data_pointer(MappedBuffer& buffer) override {
+    return buffer.host->base() + buffer.offset + SharedBuffer::data_offset();
+  }
   void upload(MappedBuffer&) override {}
   void download(MappedBuffer&) override {}
   void poison(MappedBuffer& buffer, const protocol::TensorBinding& binding) override {
-    fill_poison(buffer.host->data(), binding.elements, binding.dtype);
+    fill_poison(data_pointer(buffer), binding.elements, binding.dtype);
   }
   void synchronize() override {}
   std::unique_ptr<CallTimer> make_timer() override { return std::make_unique<CpuTimer>(); }

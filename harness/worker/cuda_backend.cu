@@ -146,7 +146,7 @@ class CudaBackend : public DeviceBackend {
     buffer.device = nullptr;
   }
   void* data_pointer(MappedBuffer& buffer) override {
-    return static_cast<unsigned char*>(buffer.device) + SharedBuffer::data_offset();
+    return static_cast<unsigned char*>(buffer.device) + buffer.offset + SharedBuffer::data_offset();
   }
   void upload(MappedBuffer& buffer) override {
     HARNESS_CHECK(!buffer.harness_owned, "the harness copies the buffers it owns itself");

@@ -33,6 +33,9 @@ struct MappedBuffer {
   std::unique_ptr<SharedBuffer> host;
   void* device = nullptr;
   bool harness_owned = false;
+  // Where the buffer (its front guard) starts in the memory mapped: past
+  // the margin the harness keeps around a twin, 0 otherwise.
+  size_t offset = 0;
 };
 
 // Times one call at a time: start() just before it, stop() just after.

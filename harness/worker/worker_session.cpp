@@ -102,6 +102,8 @@ json WorkerSession::map_buffer(const json& request, int fd) {
     // A twin the harness owns: a descriptor comes only with the stand-in's.
     if (fd >= 0) mapped.host = std::make_unique<SharedBuffer>(id, fd, bytes);
     mapped.harness_owned = true;
+    mapped.offset = memory->value("offset", size_t{0});
+    HARNESS_CHECK(mapped.offset < bytes, "buffer {} starts {} bytes into a twin of {}", id, mapped.offset, bytes);
     backend_.open(mapped, *memory);
   }
   buffers_[id] = std::move(mapped);

@@ -147,6 +147,38 @@ TEST(Cli, TheStandInDeviceJudgesThroughTheTwinsTheHarnessOwns) {
   EXPECT_EQ(past_end.reproduce.rfind("HARNESS_DEVICE_MEMORY=stand-in ", 0), 0u) << past_end.reproduce;
 }
 
+// A write 1 MiB past the end of an output (fixture-write-far-past-end)
+// reaches no 64 KiB guard band. In device twins the harness owns it lands in
+// the margin the harness allocated around the buffer, and every case names
+// it; past a shared buffer it lands outside anything the harness allocated
+// (here unmapped memory, and the worker crashes; on a GPU such writes
+// passed most cases).
+TEST(Cli, AWriteFarPastAnOutputIsFoundInTheMarginAroundItsTwin) {
+  TempFolder tmp;
+  const std::string run =
+      "run softmax_topk -s fixture-write-far-past-end --device cpu --suite correctness --quick "
+      "--seed 5 -o ";
+  const auto r =
+      run_cli(run + tmp.path("twins.json"), testing::kFixtureIndexEnvironment + " HARNESS_DEVICE_MEMORY=stand-in");
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  const RunResults twins = load_results(tmp.path("twins.json"));
+  const EntryResult& entry = testing::entry_of(twins, "fixture-write-far-past-end");
+  ASSERT_FALSE(entry.cases.empty());
+  for (const CaseResult& c : entry.cases) {
+    EXPECT_EQ(c.verdict, Verdict::out_of_bounds_write) << c.id << ": " << c.message;
+    EXPECT_NE(c.message.find("4 bytes changed in the device memory the harness allocated around 'probs', the nearest "
+                             "1.0 MiB past the end of its data"),
+              std::string::npos)
+        << c.message;
+  }
+
+  run_cli(run + tmp.path("shared.json"), testing::kFixtureIndexEnvironment);
+  for (const CaseResult& c :
+       testing::entry_of(load_results(tmp.path("shared.json")), "fixture-write-far-past-end").cases) {
+    EXPECT_NE(c.verdict, Verdict::out_of_bounds_write) << c.id << ": " << c.message;
+  }
+}
+
 TEST(Cli, PeakPrintsCopyReadAndCeiling) {
   // A cache of its own: `peak` stores what it measures, and a quick figure
   // must not replace the full one this host's runs use.

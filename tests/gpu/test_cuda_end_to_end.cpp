@@ -24,6 +24,29 @@ TEST(Gpu, SelftestCatchesEveryCudaMutant) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
+// harness run --sanitize: our kernel is clean under memcheck, and a kernel
+// whose last block writes a row past its outputs is out_of_bounds_write
+// (from the guard bands or the sanitizer, whichever is graver first).
+TEST(Gpu, UnderComputeSanitizerOurKernelPassesAndAWritePastTheEndIsCaught) {
+  REQUIRE_CUDA_DEVICE();
+  testing::TempFolder tmp;
+  const std::string out = tmp.path("sanitized.json");
+  testing::run_cli(
+      "run softmax_topk -s cuda-fast,cuda-mutant-last-block-oob --with-mutants --device cuda --suite "
+      "correctness --sanitize --seed 1 -o " +
+      out);
+  const RunResults results = load_results(out);
+  EXPECT_EQ(results.run.options.value("sanitize", ""), "memcheck");
+  for (const auto& c : testing::entry_of(results, "cuda-fast").cases) {
+    EXPECT_EQ(c.verdict, Verdict::pass) << c.id << ": " << c.message;
+  }
+  size_t caught = 0;
+  for (const auto& c : testing::entry_of(results, "cuda-mutant-last-block-oob").cases) {
+    if (c.verdict == Verdict::out_of_bounds_write) ++caught;
+  }
+  EXPECT_GT(caught, 0u);
+}
+
 // The device-memory witness (harness/witness/device_memory.h) sees what our
 // CUDA cache holds: the driver's figure for the worker, less its copies of
 // the harness's tensors, grows by at least the bytes the cache reports in

@@ -1,0 +1,62 @@
+// The device twins of one worker's buffers, where the harness owns the
+// device memory (harness/device_memory): each twin holds its whole buffer,
+// guard bands included, between two margins of device memory the harness
+// also allocated, filled with a pattern of this run's and checked at every
+// reply. A stray write up to a margin's width from a buffer lands in memory
+// the harness handed out, and is found and named; no byte of what it
+// allocated goes unchecked.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness/device_memory/device_memory.h"
+#include "harness/memory/shared_buffer.h"
+
+namespace harness {
+
+class DeviceTwins {
+ public:
+  // Margins of this many bytes before and after each buffer.
+  static constexpr size_t kMarginBytes = size_t{2} << 20;
+
+  explicit DeviceTwins(std::shared_ptr<DeviceMemory> memory);
+
+  // A twin for `buffer` (replacing any earlier one of its id), its margins
+  // filled; returns how the worker opens it, the buffer's offset in it
+  // ("offset") added to the handle.
+  DeviceHandle add(SharedBuffer& buffer, const std::string& name);
+  // Size of the twin of `buffer`, margins included.
+  static size_t twin_bytes(const SharedBuffer& buffer) { return buffer.total_bytes() + 2 * kMarginBytes; }
+  uint64_t inode(uint64_t id) const;
+  void remove(uint64_t id) { twins_.erase(id); }
+  void clear() { twins_.clear(); }
+
+  // The harness's buffers into their twins, whole.
+  void copy_in(const std::set<uint64_t>& ids);
+  // The twins back into the harness's buffers, whole, and their margins
+  // checked: a changed byte there throws VerdictException
+  // (out_of_bounds_write) naming the buffer and how far from its data the
+  // nearest change lies.
+  void copy_out(const std::set<uint64_t>& ids);
+
+ private:
+  struct Twin {
+    std::unique_ptr<DeviceTwin> memory;
+    SharedBuffer* host = nullptr;
+    std::string name;
+  };
+  Twin& find(uint64_t id, const char* copy);
+  void check_margins(const Twin& twin) const;
+  std::vector<unsigned char> margin_pattern(uint64_t id) const;
+
+  std::shared_ptr<DeviceMemory> memory_;
+  uint64_t pattern_seed_;
+  std::map<uint64_t, Twin> twins_;
+};
+
+}  // namespace harness
