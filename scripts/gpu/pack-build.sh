@@ -9,6 +9,8 @@
 # makes the source folder recorded in .gpubuild/SOURCE_DIR point at its own
 # checkout. Build with the GPU's architecture among CMAKE_CUDA_ARCHITECTURES
 # (-DCMAKE_CUDA_ARCHITECTURES='80;90': without a GPU the default is PTX only).
+# scripts/gpu/check-pack.sh then runs it from another checkout path, as the
+# GPU machine will.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build="${BUILD_DIR:-build}"
@@ -45,3 +47,4 @@ git rev-parse HEAD > .gpubuild/COMMIT
 git diff --quiet HEAD || echo "dirty" >> .gpubuild/COMMIT
 grep -qx '/.gpubuild/' .git/info/exclude 2>/dev/null || echo '/.gpubuild/' >> .git/info/exclude
 echo "pack-build: .gpubuild/ $(du -sh .gpubuild | cut -f1), source $(cat .gpubuild/SOURCE_DIR), CUDA architectures $(cat .gpubuild/CUDA_ARCHITECTURES), libs: $(ls .gpubuild/libs | tr '\n' ' ')"
+echo "pack-build: check it as a GPU machine will use it, before spending device time: bash scripts/gpu/check-pack.sh"
