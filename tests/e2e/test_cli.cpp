@@ -173,8 +173,8 @@ TEST(Cli, AWriteFarPastAnOutputIsFoundInTheMarginAroundItsTwin) {
   }
 
   run_cli(run + tmp.path("shared.json"), testing::kFixtureIndexEnvironment);
-  for (const CaseResult& c :
-       testing::entry_of(load_results(tmp.path("shared.json")), "fixture-write-far-past-end").cases) {
+  const RunResults shared = load_results(tmp.path("shared.json"));
+  for (const CaseResult& c : testing::entry_of(shared, "fixture-write-far-past-end").cases) {
     EXPECT_NE(c.verdict, Verdict::out_of_bounds_write) << c.id << ": " << c.message;
   }
 }
