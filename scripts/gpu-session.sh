@@ -13,8 +13,8 @@
 #   tests     the GPU-labelled tests                            tests.log
 #   witness   the device-memory witness's GPU test alone        witness.log
 #   selftest  every CUDA mutant and control gets its verdict    selftest.{log,json,md}
-#   sanitize  compute-sanitizer memcheck and racecheck on small
-#             cases of every CUDA submission                    sanitize.log
+#   sanitize  harness run --sanitize (memcheck, racecheck) on small
+#             cases of every CUDA submission                    sanitize.log sanitize-*.json
 #   run       the peak, then every challenge on cuda            run.log results.json report.md junit.xml
 #   peer      PyTorch eager on the run's perf cases, and the
 #             report again with it beside our kernels           peer.{log,json} report.md
@@ -30,15 +30,20 @@
 # SANITIZE_TOOLS="racecheck" picks the sanitizer's tools (default memcheck racecheck).
 # STEP_LIMITS="run=150 selftest=110" bounds steps in seconds (timeout(1)), so
 # that a call ends with every step's output written, however far each got.
+# ARCHIVE=/path/session.tgz packs the output folder into one file as the script
+# ends, however it ends short of a kill (a lease returns only a few files).
 #
 # A machine with no package registry: run scripts/fetch-gpu-deps.sh on one
 # that has Debian's, and bring .deps/ along; its packages are unpacked into a
-# private prefix (never over /). compute-sanitizer is looked up beside nvcc.
+# private prefix (never over /). The harness finds compute-sanitizer itself.
 # --dry-run prints what each step would run, on any machine.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-reports/gpu-latest}"
 mkdir -p "$out"
+if [ -n "${ARCHIVE:-}" ]; then
+  trap 'tar czf "$ARCHIVE" -C "$out" . && echo "gpu-session: $out packed into $ARCHIVE"' EXIT
+fi
 seed="${SEED:-20261121}"
 only="${CHALLENGE:-}"
 # in_scope CHALLENGE: whether CHALLENGE= (if set) keeps it
@@ -52,7 +57,7 @@ for a in "$@"; do
     *) echo "gpu-session: unknown step '$a' (build probe tests witness selftest sanitize run peer twins, --dry-run)" >&2; exit 2 ;;
   esac
 done
-[ ${#steps[@]} -gt 0 ] || { sed -n '2,37p' "$0"; exit 2; }
+[ ${#steps[@]} -gt 0 ] || { sed -n '2,39p' "$0"; exit 2; }
 declare -A limit=()
 for l in ${STEP_LIMITS:-}; do limit[${l%%=*}]=${l#*=}; done
 current_step=build step_started=$SECONDS
@@ -85,16 +90,6 @@ use_deps() {
   elif [ $dry -eq 0 ]; then
     bash scripts/install-deps.sh
   fi
-}
-
-sanitizer() {
-  local nvcc_dir
-  nvcc_dir=$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")
-  for c in "$nvcc_dir/compute-sanitizer" "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer" \
-           /usr/local/cuda/compute-sanitizer/compute-sanitizer $(command -v compute-sanitizer 2>/dev/null); do
-    [ -x "$c" ] && { echo "$c"; return 0; }
-  done
-  return 1
 }
 
 # .gpubuild/ from pack-build.sh: the build's recorded source folder is made to
@@ -200,42 +195,27 @@ step_selftest() {
     || failed+=("selftest")
 }
 
-# One correctness and one edge case of every CUDA submission of ours (not the
-# mutants: their bugs are what the sanitizer would report). The sanitizer
-# follows the worker and talks to it through its own files and sockets,
-# which the worker's seccomp filter and Landlock rules are not made for: it
-# checks the kernels, with those two parts of the sandbox off.
+# One correctness and one edge case of each challenge for every CUDA
+# submission of ours (not the mutants: their bugs are what the sanitizer would
+# report), through `harness run --sanitize`: the harness runs each case's
+# worker under compute-sanitizer itself, and its findings are the cases'
+# verdicts (the run exits 1 on any).
 step_sanitize() {
-  local tool_path
-  tool_path=$(sanitizer) || { [ $dry -eq 1 ] && tool_path=compute-sanitizer; } || { echo "compute-sanitizer not found beside nvcc"; failed+=("sanitize"); return; }
-  say "compute-sanitizer ($tool_path)"
-  local cases=(
-    "softmax_topk correctness.normal.r64.v1024.k10" "layernorm_backward correctness.normal.r512.d768"
-    "kv_cache correctness.batch.l2.h8x8.d64" "softmax_topk edge.normal.r4.v4099.k64"
-    "layernorm_backward edge.normal.r1.d65536" "kv_cache edge.churn.l2.h4x4.d64"
-    "attention correctness.forward.normal.b1.h2x2.q200.k65.d64.causal"
-    "attention correctness.backward.normal.b1.h8x2.q100.k100.d96.causal")
-  # challenge/name of every CUDA submission that is not a mutant or an exploit
-  local subs
-  subs=$(python3 - <<'PY'
-import json, pathlib
-for m in sorted(pathlib.Path("submissions").rglob("submission.json")):
-    d = json.loads(m.read_text())
-    if d.get("device") == "cuda" and d.get("role", "submission") not in ("mutant", "exploit"):
-        print(f"{d['challenge']}/{d['name']}")
-PY
-)
+  say "harness run --sanitize"
+  local ids=(
+    correctness.normal.r64.v1024.k10 edge.normal.r4.v4099.k64
+    correctness.normal.r512.d768 edge.normal.r1.d65536
+    correctness.batch.l2.h8x8.d64 edge.churn.l2.h4x4.d64
+    correctness.forward.normal.b1.h2x2.q200.k65.d64.causal
+    correctness.backward.normal.b1.h8x2.q100.k100.d96.causal)
+  local challenges=(softmax_topk softmax_topk layernorm_backward layernorm_backward kv_cache kv_cache attention attention)
   # memcheck over everything first, so a bounded step covers it before racecheck
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
-    for entry in "${cases[@]}"; do
-      set -- $entry
-      in_scope "$1" || continue
-      for s in $(echo "$subs" | awk -F/ -v c="$1" '$1 == c {print $2}'); do
-        echo "-- $tool $1 $s $2" >> "$out/sanitize.log"
-        do_ sanitize.log env HARNESS_SANDBOX_DISABLE=seccomp,landlock "$tool_path" --tool "$tool" --error-exitcode 9 --target-processes all \
-          build/harness run "$1" -s "$s" --device cuda --case "$2" --seed 1 --timeout 300 -q -o /tmp/sanitized.json \
-          || failed+=("$tool $1/$s $2")
-      done
+    local i
+    for i in "${!ids[@]}"; do
+      in_scope "${challenges[$i]}" || continue
+      do_ sanitize.log build/harness run "${challenges[$i]}" --device cuda --case "${ids[$i]}" --sanitize="$tool" \
+        --seed 1 --timeout 300 -q -o "$out/sanitize-$tool-$i.json" || failed+=("$tool ${challenges[$i]} ${ids[$i]}")
     done
   done
 }
