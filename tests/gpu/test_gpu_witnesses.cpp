@@ -149,5 +149,34 @@ TEST(GpuWitness, InMemoryTheHarnessOwnsWorkHiddenInTheDownloadAnswersNothing) {
   EXPECT_EQ(f.staging_ns, 0.0);
 }
 
+// A kernel's write 1 MiB past probs (fixture-cuda-write-far-past-end): in
+// CUDA memory the harness owns it lands in the margin around the twin, and
+// every case names it; in the worker's own device copies it lands where
+// nothing the harness checks is (those cases pass or crash, never this
+// verdict).
+TEST(GpuWitness, AWriteFarPastAnOutputIsFoundInTheMarginOfItsCudaTwin) {
+  REQUIRE_CUDA_DEVICE();
+  testing::TempFolder tmp;
+  const std::string run =
+      "run softmax_topk -s fixture-cuda-write-far-past-end --device cuda --suite correctness --quick --seed 5 -o ";
+  testing::run_cli(run + tmp.path("twins.json"), testing::kFixtureIndexEnvironment + " HARNESS_DEVICE_MEMORY=harness");
+  const RunResults twins = load_results(tmp.path("twins.json"));
+  const EntryResult& owned = testing::entry_of(twins, "fixture-cuda-write-far-past-end");
+  ASSERT_FALSE(owned.cases.empty());
+  for (const CaseResult& c : owned.cases) {
+    EXPECT_EQ(c.verdict, Verdict::out_of_bounds_write) << c.id << ": " << c.message;
+    EXPECT_NE(c.message.find("allocated around 'probs', the nearest 1.0 MiB past the end of its data"),
+              std::string::npos)
+        << c.message;
+  }
+  testing::run_cli(run + tmp.path("worker.json"), testing::kFixtureIndexEnvironment);
+  const RunResults worker = load_results(tmp.path("worker.json"));
+  for (const CaseResult& c : testing::entry_of(worker, "fixture-cuda-write-far-past-end").cases) {
+    std::printf("worker-owned memory: %s %s %s\n", c.id.c_str(), std::string(verdict_name(c.verdict)).c_str(),
+                c.message.substr(0, 160).c_str());
+    EXPECT_NE(c.verdict, Verdict::out_of_bounds_write) << c.id << ": " << c.message;
+  }
+}
+
 }  // namespace
 }  // namespace harness
