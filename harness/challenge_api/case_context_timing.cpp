@@ -137,11 +137,8 @@ double CaseContext::time_poisoning(const std::vector<Binding>& set) const {
 
 void CaseContext::judge_witness(const protocol::TimeReply& reply, double poison_ns, double all_sets_bytes,
                                 const std::string& op, TimingResult& timing) const {
-  WitnessAllowances allowances;
+  WitnessAllowances allowances = request_allowances(device_.kind, reply.staged, reply.harness_copies, all_sets_bytes);
   allowances.per_call_ns = kWitnessPoisonFactor * poison_ns + kWitnessPerCallNs;
-  allowances.per_request_ns = witness_per_request_ns(device_.kind, reply.staged);
-  allowances.max_setup_per_request_ns = witness_max_copy_ns(device_.kind, reply.staged, all_sets_bytes);
-  if (reply.staged) allowances.max_staging_per_request_ns = witness_max_staging_ns(device_.kind, all_sets_bytes);
   const WitnessJudgement j = judge_timing(reply.witnessed, median(reply.device_ns), allowances);
   timing.witness = TimingResult::Witness{j.request_ns, j.overhead_ns,    j.claimed_ns,
                                          j.calls,      j.floor_ns,       reply.witnessed.size(),

@@ -61,6 +61,7 @@ BatchedTiming::BatchedTiming(WorkerExecutor& worker, const std::string& op, cons
   // one. Where the harness owns the device memory it makes those copies
   // itself, and the worker's requests hold the calls alone.
   total_.staged = worker.target_.stage_copies && !worker.harness_owns_device_memory();
+  total_.harness_copies = worker.harness_owns_device_memory();
 }
 
 protocol::TimeReply BatchedTiming::run() {

@@ -106,6 +106,9 @@ struct TimeReply {
   // downloads that then came between them.
   bool staged = false;
   double staging_ns = 0;
+  // Not part of the message: the harness copied the sets into and out of
+  // device memory it owns itself, and each request held the calls alone.
+  bool harness_copies = false;
 };
 
 void to_json(nlohmann::json& j, const TensorBinding& b);

@@ -119,4 +119,14 @@ double witness_max_staging_ns(const std::string& device_kind, double all_sets_by
   return copies + 2.0 * witness_per_request_ns(device_kind, true);
 }
 
+WitnessAllowances request_allowances(const std::string& device_kind, bool staged, bool harness_copies,
+                                     double all_sets_bytes) {
+  const bool calls_alone = staged || harness_copies;
+  WitnessAllowances allowances;
+  allowances.per_request_ns = witness_per_request_ns(device_kind, calls_alone);
+  allowances.max_setup_per_request_ns = witness_max_copy_ns(device_kind, calls_alone, all_sets_bytes);
+  if (staged) allowances.max_staging_per_request_ns = witness_max_staging_ns(device_kind, all_sets_bytes);
+  return allowances;
+}
+
 }  // namespace harness

@@ -78,4 +78,12 @@ double witness_max_copy_ns(const std::string& device_kind, bool staged, double a
 // HARNESS_WITNESS_DISABLE names gpu-staging-time.
 double witness_max_staging_ns(const std::string& device_kind, double all_sets_bytes);
 
+// A timing's request allowances (per_call_ns left to the caller). A request
+// that held the calls alone, its sets staged by requests of their own
+// (`staged`) or copied by the harness into device memory it owns
+// (`harness_copies`), is allowed a staged request's cost and no copies;
+// staging requests are judged only where the worker staged.
+WitnessAllowances request_allowances(const std::string& device_kind, bool staged, bool harness_copies,
+                                     double all_sets_bytes);
+
 }  // namespace harness

@@ -181,6 +181,7 @@ TEST(HarnessOwnedDeviceMemory, AnHonestKernelIsTimedWithTheHarnessCopyingItsSets
       time_softmax(true, t, rounds, softmax_record(testing::project_catalog(), "cpu-fast"), true);
   ASSERT_EQ(reply.status, 0) << reply.message;
   EXPECT_FALSE(reply.staged);
+  EXPECT_TRUE(reply.harness_copies);
   EXPECT_EQ(reply.staging_ns, 0.0);
   ASSERT_EQ(reply.witnessed.size(), static_cast<size_t>(rounds) + 1);
   for (const auto& r : reply.witnessed) {

@@ -248,5 +248,24 @@ TEST(TimingWitness, ClaimsForgedInMostRequestsAreContradictedAndInFewerGainNothi
   EXPECT_NEAR(fewer.median_used_ns, 41.16e6 / 150, 1);
 }
 
+// A GPU request holds the calls alone when the worker staged its sets or the
+// harness copied them into memory it owns: then it is allowed 1 ms and no
+// copies, where an unstaged worker's request, which copies its sets itself,
+// is allowed 5 ms and the copies at 1 GB/s. Only a worker's staging is judged.
+TEST(TimingWitness, RequestsThatHoldTheCallsAloneAreAllowedNoCopies) {
+  const double sets = 400e6;
+  const WitnessAllowances owned = request_allowances("cuda", false, true, sets);
+  EXPECT_EQ(owned.per_request_ns, 1e6);
+  EXPECT_EQ(owned.max_setup_per_request_ns, 0.0);
+  EXPECT_EQ(owned.max_staging_per_request_ns, 0.0);
+  const WitnessAllowances worker = request_allowances("cuda", false, false, sets);
+  EXPECT_EQ(worker.per_request_ns, 5e6);
+  EXPECT_EQ(worker.max_setup_per_request_ns, 2.0 * sets + 5e6);  // 1 GB/s is 1 byte per ns
+  const WitnessAllowances staged = request_allowances("cuda", true, false, sets);
+  EXPECT_EQ(staged.per_request_ns, 1e6);
+  EXPECT_EQ(staged.max_setup_per_request_ns, 0.0);
+  EXPECT_EQ(staged.max_staging_per_request_ns, 2.0 * sets + 2e6);
+}
+
 }  // namespace
 }  // namespace harness
