@@ -197,7 +197,8 @@ TEST(HarnessOwnedDeviceMemory, AnHonestKernelIsTimedWithTheHarnessCopyingItsSets
 // against harness-owned memory: no download request ever comes, the harness
 // reads the twins at each reply, and what it reads is what it put there. With
 // the worker staging its own copies and their time not judged (the defence
-// off), the same fixture passes with right answers at a fifth of its time.
+// off), the same fixture passes with right answers, scored at the 20 ms a
+// call it claims while each round hid 100 ms more.
 TEST(HarnessOwnedDeviceMemory, WorkHiddenInTheDownloadHasNoDownloadToHideIn) {
   const SubmissionRecord* hiding = softmax_record(testing::fixture_catalog(), "fixture-work-in-staging");
   ASSERT_NE(hiding, nullptr);
