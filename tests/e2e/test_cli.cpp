@@ -147,6 +147,29 @@ TEST(Cli, TheStandInDeviceJudgesThroughTheTwinsTheHarnessOwns) {
   EXPECT_EQ(past_end.reproduce.rfind("HARNESS_DEVICE_MEMORY=stand-in ", 0), 0u) << past_end.reproduce;
 }
 
+// The checks that read the outputs and inputs back see through the twins
+// as they see the shared buffers: on the stand-in device, a kernel that
+// writes its logits in place is input_modified, one that returns its last
+// answer stale_output, one that leaves outputs unwritten unwritten_output.
+TEST(Cli, OnTheStandInDeviceTheContractChecksSeeThroughTheTwins) {
+  TempFolder tmp;
+  const std::string id = "correctness.normal.r64.v1024.k256";
+  const auto r = run_cli(fmt::format("run softmax_topk -s cpu-mutant-logits-in-place,cpu-mutant-stale-answer,"
+                                     "cpu-mutant-unwritten-above-limit --with-mutants --device cpu --case {} "
+                                     "--seed 9 -o {}",
+                                     id, tmp.path("mutants.json")),
+                         "HARNESS_DEVICE_MEMORY=stand-in");
+  ASSERT_EQ(r.exit_code, 0) << r.output;  // mutants are never ranked
+  const RunResults results = load_results(tmp.path("mutants.json"));
+  EXPECT_EQ(results.run.options.value("device_memory", ""), "stand-in");
+  for (const auto& [mutant, verdict] : {std::pair{"cpu-mutant-logits-in-place", Verdict::input_modified},
+                                        std::pair{"cpu-mutant-stale-answer", Verdict::stale_output},
+                                        std::pair{"cpu-mutant-unwritten-above-limit", Verdict::unwritten_output}}) {
+    const CaseResult& c = testing::case_of(testing::entry_of(results, mutant), id);
+    EXPECT_EQ(c.verdict, verdict) << mutant << ": " << c.message;
+  }
+}
+
 // A write 1 MiB past the end of an output (fixture-write-far-past-end)
 // reaches no 64 KiB guard band. In device twins the harness owns it lands in
 // the margin the harness allocated around the buffer, and every case names
