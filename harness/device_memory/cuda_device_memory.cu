@@ -49,22 +49,17 @@ class CudaTwin : public DeviceTwin {
   }
   uint64_t inode() const override { return 0; }
   void upload(const void* host, size_t offset, size_t bytes) override {
-    check_range(offset, bytes, "upload");
+    check_twin_range("CUDA", "upload", what_, offset, bytes, bytes_);
     check(cudaMemcpy(static_cast<unsigned char*>(memory_) + offset, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy",
           what_);
   }
   void download(void* host, size_t offset, size_t bytes) override {
-    check_range(offset, bytes, "download");
+    check_twin_range("CUDA", "download", what_, offset, bytes, bytes_);
     check(cudaMemcpy(host, static_cast<const unsigned char*>(memory_) + offset, bytes, cudaMemcpyDeviceToHost),
           "cudaMemcpy", what_);
   }
 
  private:
-  void check_range(size_t offset, size_t bytes, const char* copy) const {
-    HARNESS_CHECK(offset <= bytes_ && bytes <= bytes_ - offset,
-                  "{} of bytes [{}, {}) of the CUDA device twin of {}, which holds {} bytes", copy, offset,
-                  offset + bytes, what_, bytes_);
-  }
   int device_;
   size_t bytes_;
   std::string what_;

@@ -39,6 +39,12 @@ class DeviceTwin {
   virtual void download(void* host, size_t offset, size_t bytes) = 0;
 };
 
+// Refuses a copy of bytes [offset, offset + bytes) of a twin of `size`
+// bytes that does not lie within it, naming the twin (`device`: "stand-in",
+// "CUDA") and its tensor.
+void check_twin_range(const char* device, const char* copy, const std::string& what, size_t offset, size_t bytes,
+                      size_t size);
+
 class DeviceMemory {
  public:
   virtual ~DeviceMemory() = default;

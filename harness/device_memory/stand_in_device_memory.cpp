@@ -34,20 +34,15 @@ class StandInTwin : public DeviceTwin {
   DeviceHandle handle() const override { return {{{"kind", "stand-in"}}, memory_.fd}; }
   uint64_t inode() const override { return inode_; }
   void upload(const void* host, size_t offset, size_t bytes) override {
-    check_range(offset, bytes, "upload");
+    check_twin_range("stand-in", "upload", what_, offset, bytes, bytes_);
     std::memcpy(memory_.base + offset, host, bytes);
   }
   void download(void* host, size_t offset, size_t bytes) override {
-    check_range(offset, bytes, "download");
+    check_twin_range("stand-in", "download", what_, offset, bytes, bytes_);
     std::memcpy(host, memory_.base + offset, bytes);
   }
 
  private:
-  void check_range(size_t offset, size_t bytes, const char* copy) const {
-    HARNESS_CHECK(offset <= bytes_ && bytes <= bytes_ - offset,
-                  "{} of bytes [{}, {}) of the stand-in device twin of {}, which holds {} bytes", copy, offset,
-                  offset + bytes, what_, bytes_);
-  }
   SealedMemfd memory_;
   size_t bytes_;
   std::string what_;

@@ -1,7 +1,8 @@
+#include "harness/device_memory/device_memory.h"
+
 #include <cstdlib>
 
 #include "harness/core/error.h"
-#include "harness/device_memory/device_memory.h"
 
 namespace harness {
 
@@ -16,6 +17,13 @@ DeviceMemoryChoice device_memory_choice() {
                   "twins the harness owns) and 'harness' (GPU workers compute in CUDA memory the "
                   "harness owns), or leave it unset",
                   name));
+}
+
+void check_twin_range(const char* device, const char* copy, const std::string& what, size_t offset, size_t bytes,
+                      size_t size) {
+  HARNESS_CHECK(offset <= size && bytes <= size - offset,
+                "{} of bytes [{}, {}) of the {} device twin of {}, which holds {} bytes", copy, offset, offset + bytes,
+                device, what, size);
 }
 
 std::string device_memory_option(DeviceMemoryChoice choice) {
