@@ -10,6 +10,8 @@
 #include <string>
 
 #include "harness/core/clock.h"
+#include "harness/ipc/descriptor_passing.h"
+#include "harness/ipc/descriptor_passing.h"
 
 namespace harness {
 
@@ -37,16 +39,8 @@ void Channel::send(const nlohmann::json& body, int fd_to_pass) {
     msghdr msg{};
     msg.msg_iov = &io;
     msg.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    if (fd_pending) {
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
-      cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-      cm->cmsg_level = SOL_SOCKET;
-      cm->cmsg_type = SCM_RIGHTS;
-      cm->cmsg_len = CMSG_LEN(sizeof(int));
-      std::memcpy(CMSG_DATA(cm), &fd_to_pass, sizeof(int));
-    }
+    AttachedDescriptor descriptor;
+    if (fd_pending) descriptor.attach(msg, fd_to_pass);
     // MSG_NOSIGNAL: a dead peer must become an error here, not a SIGPIPE
     // that kills the harness.
     const ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);

@@ -105,6 +105,7 @@ WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
   envp.push_back(nullptr);
   const char* directory = launch.working_directory.empty() ? nullptr : launch.working_directory.c_str();
   const bool stdio = launch.protocol_on_stdio;
+  const int fd3 = stdio ? launch.fd3 : -1;
   const pid_t parent = ::getpid();
 
   std::unique_lock<std::mutex> starting = worker_start_lock();
@@ -126,6 +127,11 @@ WorkerProcess::WorkerProcess(const WorkerLaunch& launch) {
     if (stdio) {
       ::dup2(sockets[1], 0);
       ::dup2(sockets[1], 1);
+      if (fd3 == 3) {
+        ::fcntl(3, F_SETFD, 0);
+      } else if (fd3 >= 0) {
+        ::dup2(fd3, 3);
+      }
     } else {
       const int null_fd = ::open("/dev/null", O_RDONLY);
       if (null_fd >= 0) ::dup2(null_fd, 0);

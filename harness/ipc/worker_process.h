@@ -24,7 +24,11 @@ struct WorkerLaunch {
   std::string working_directory;         // empty: the harness's
   std::vector<std::string> environment;  // "NAME=value" added to (or replacing in) the harness's
   bool protocol_on_stdio = false;        // the socket becomes stdin and stdout instead of fd 3
-  SandboxRequest sandbox;                // what it may read and write besides the system
+  // With protocol_on_stdio: a descriptor of the harness's that becomes the
+  // child's fd 3 (a process submission's memory socket); -1 for none. The
+  // caller keeps and closes its own copy.
+  int fd3 = -1;
+  SandboxRequest sandbox;  // what it may read and write besides the system
 };
 
 class WorkerProcess {
