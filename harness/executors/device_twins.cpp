@@ -10,6 +10,12 @@
 
 namespace harness {
 
+std::set<uint64_t> buffer_ids_of(const std::vector<Binding>& tensors) {
+  std::set<uint64_t> ids;
+  for (const Binding& b : tensors) ids.insert(b.tensor->buffer().id());
+  return ids;
+}
+
 DeviceTwins::DeviceTwins(std::shared_ptr<DeviceMemory> memory)
     : memory_(std::move(memory)), pattern_seed_((uint64_t{std::random_device{}()} << 32) ^ std::random_device{}()) {}
 

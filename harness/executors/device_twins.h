@@ -14,10 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "harness/challenge_api/executor.h"
 #include "harness/device_memory/device_memory.h"
 #include "harness/memory/shared_buffer.h"
 
 namespace harness {
+
+// The buffers the tensors of a call are in.
+std::set<uint64_t> buffer_ids_of(const std::vector<Binding>& tensors);
 
 class DeviceTwins {
  public:

@@ -44,6 +44,11 @@ std::string string_field(const json& reply, const char* key) {
 std::string staging_folder(const ProcessTarget& target) { return target.scratch + ".staged"; }
 
 ProcessExecutor::ProcessExecutor(ProcessTarget target) : target_(std::move(target)), log_(target_.log_path) {
+  HARNESS_CHECK(target_.protocol == 1 || target_.protocol == 2, "process protocol {} (1 or 2)", target_.protocol);
+  if (computes_in_twins()) {
+    HARNESS_CHECK(target_.device_memory, "a protocol 2 process submission without device memory for its twins");
+    twins_.emplace(target_.device_memory);
+  }
   std::filesystem::create_directories(target_.scratch);
   std::filesystem::create_directories(staging_folder(target_));
 }
@@ -59,6 +64,7 @@ void ProcessExecutor::stop() {
   }
   process_.reset();
   channel_.reset();
+  forget_twins();
 }
 
 void ProcessExecutor::end_case(Verdict verdict) {
@@ -78,6 +84,7 @@ void ProcessExecutor::lost(Verdict verdict, const std::string& what, const std::
   if (process_) process_->kill_and_reap();
   process_.reset();
   channel_.reset();
+  forget_twins();
   const std::string output = log_.tail(kOutputInMessages);
   if (!output.empty()) message += fmt::format("; its last output on stderr: {}", lead_with_exception(output));
   throw VerdictException(verdict, message);
@@ -133,29 +140,36 @@ void ProcessExecutor::ensure_started() {
   launch.sandbox.may_start_processes = true;
   const char* python_path = std::getenv("PYTHONPATH");
   launch.environment = {
-      "HARNESS_PROTOCOL=1", "HARNESS_SCRATCH=" + target_.scratch,
+      fmt::format("HARNESS_PROTOCOL={}", target_.protocol), "HARNESS_SCRATCH=" + target_.scratch,
       "PYTHONPATH=" + client_path() + (python_path && *python_path ? std::string(":") + python_path : "")};
+  json hello_request{{"type", "hello"},
+                     {"protocol", target_.protocol},
+                     {"challenge", target_.challenge},
+                     {"abi_version", target_.abi_version},
+                     {"scratch", target_.scratch},
+                     {"declared_ops", target_.declared_ops}};
+  if (computes_in_twins()) {
+    memory_socket_ = std::make_unique<MemorySocket>();
+    launch.fd3 = memory_socket_->child_end();
+    launch.environment.push_back("HARNESS_MEMORY_FD=3");
+    hello_request["memory_fd"] = 3;
+  }
   // A start that fails fails the same way for every case: remember it.
   try {
     process_ = std::make_unique<WorkerProcess>(launch);
+    if (memory_socket_) memory_socket_->close_child_end();
     channel_ = std::make_unique<LineChannel>(process_->socket_fd());
     channel_->watch_exit(process_->pid());
-    const json hello = exchange(json{{"type", "hello"},
-                                     {"protocol", 1},
-                                     {"challenge", target_.challenge},
-                                     {"abi_version", target_.abi_version},
-                                     {"scratch", target_.scratch},
-                                     {"declared_ops", target_.declared_ops}},
-                                kHelloTimeoutSeconds, "start-up (the hello)");
+    const json hello = exchange(hello_request, kHelloTimeoutSeconds, "start-up (the hello)");
     if (hello["type"] == "error") {
       const std::string why = string_field(hello, "message");
       throw VerdictException(Verdict::error, "the process refused to start: " + (why.empty() ? "(no message)" : why));
     }
-    if (hello["type"] != "hello" || !hello.contains("protocol") || hello["protocol"] != 1 || !hello.contains("ops") ||
-        !hello["ops"].is_array()) {
+    if (hello["type"] != "hello" || !hello.contains("protocol") || hello["protocol"] != target_.protocol ||
+        !hello.contains("ops") || !hello["ops"].is_array()) {
       throw VerdictException(Verdict::error, fmt::format("the process answered the hello with {}: expected "
-                                                         "{{\"type\": \"hello\", \"protocol\": 1, \"ops\": [...]}}",
-                                                         truncated(hello.dump())));
+                                                         "{{\"type\": \"hello\", \"protocol\": {}, \"ops\": [...]}}",
+                                                         truncated(hello.dump()), target_.protocol));
     }
     for (const auto& op : hello["ops"]) {
       if (op.is_string()) ops_.insert(op.get<std::string>());
@@ -166,12 +180,14 @@ void ProcessExecutor::ensure_started() {
     if (process_) process_->kill_and_reap();
     process_.reset();
     channel_.reset();
+    forget_twins();
     throw VerdictException(Verdict::error, *load_failure_);
   } catch (const VerdictException& failure) {
     load_failure_ = "cannot start the process submission: " + failure.message();
     if (process_) process_->kill_and_reap();
     process_.reset();
     channel_.reset();
+    forget_twins();
     throw VerdictException(failure.verdict() == Verdict::crash ? Verdict::crash : Verdict::error, *load_failure_);
   }
 }
@@ -199,7 +215,7 @@ int32_t ProcessExecutor::status_of(const json& reply, int64_t id, const std::str
 std::optional<int64_t> ProcessExecutor::resident_bytes() {
   ensure_started();
   trim();
-  const std::optional<int64_t> held = group_private_bytes(process_->pid());
+  const std::optional<int64_t> held = group_private_bytes(process_->pid(), twin_inodes());
   if (!held) return std::nullopt;
   // Between requests the scratch folder holds none of the harness's files
   // (each call's are deleted as it ends): what is there, the process kept.
@@ -242,17 +258,23 @@ protocol::CallReply ProcessExecutor::call(const std::string& op, const json& sca
   }
   const int64_t id = next_id_++;
   const std::string prefix = std::to_string(id);
+  if (computes_in_twins()) share(tensors, op);
   json request = call_request(op, scalars, tensors, prefix);
   request["id"] = id;
+  const std::set<uint64_t> buffers = buffer_ids_of(tensors);
+  if (computes_in_twins()) twins_->copy_in(buffers);
   const int64_t start = monotonic_ns();
   const json answer = exchange(request, timeout_s, op);
   reply.wall_ns = static_cast<double>(monotonic_ns() - start);
+  // Read at the reply, whatever it says: what the process writes later is
+  // never seen, and the next request's copies overwrite it.
+  if (computes_in_twins()) twins_->copy_out(buffers);
   reply.status = status_of(answer, id, op, &reply.message);
   if (reply.status == HARNESS_STATUS_OK) {
-    read_outputs(tensors, prefix, op);
+    if (!computes_in_twins()) read_outputs(tensors, prefix, op);
     if (answer.contains("scalars") && answer["scalars"].is_object()) reply.scalars = answer["scalars"];
   }
-  clear_inputs(tensors, prefix);
+  if (!computes_in_twins()) clear_inputs(tensors, prefix);
   return reply;
 }
 

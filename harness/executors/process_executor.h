@@ -1,8 +1,12 @@
 // Runs a process submission (any executable speaking
-// docs/PROCESS_PROTOCOL.md over its stdin and stdout). Tensors travel as
-// .npy files in a scratch folder; outputs are read back into the shared
-// tensors so that the usual checks apply. Anything off-protocol costs the
-// case (error, crash, timeout); the next request starts a fresh process.
+// docs/PROCESS_PROTOCOL.md over its stdin and stdout). In protocol 1
+// tensors travel as .npy files in a scratch folder; in protocol 2 the
+// process computes in twins of the harness's buffers that the harness owns
+// (harness/device_memory), handed over on a memory socket, copied in as each
+// request goes out and out as its reply arrives. Either way outputs end up
+// in the shared tensors, so the usual checks apply. Anything off-protocol
+// costs the case (error, crash, timeout); the next request starts a fresh
+// process.
 #pragma once
 
 #include <memory>
@@ -13,7 +17,10 @@
 
 #include "harness/challenge_api/executor.h"
 #include "harness/definitions/verdict.h"
+#include "harness/device_memory/device_memory.h"
+#include "harness/executors/device_twins.h"
 #include "harness/ipc/line_channel.h"
+#include "harness/ipc/memory_socket.h"
 #include "harness/ipc/process_log.h"
 #include "harness/ipc/worker_process.h"
 
@@ -28,6 +35,8 @@ struct ProcessTarget {
   std::string log_path;                   // the process's stderr
   std::string scratch;                    // a folder of its own for tensor files
   nlohmann::json declared_ops = nlohmann::json::array();  // the challenge's "ops", sent in the hello
+  int protocol = 1;                                       // 2: tensors in twins of device_memory
+  std::shared_ptr<DeviceMemory> device_memory;            // where protocol 2's twins live
 };
 
 // Where a process submission's timed inputs wait until their call: beside
@@ -45,7 +54,7 @@ class ProcessExecutor : public Executor {
   protocol::TimeReply time(const std::string& op, const nlohmann::json& scalars,
                            const std::vector<std::vector<Binding>>& sets, const protocol::TimingPolicy& policy,
                            double timeout_s, const FreshInputs& fresh) override;
-  void release(const SharedTensor&) override {}
+  void release(const SharedTensor& tensor) override;
   std::string drain_output(size_t max_bytes) override { return log_.drain(max_bytes); }
   std::string device_clock() const override { return "process-wall"; }
   // What the process and every process of its group hold of their own, and
@@ -78,12 +87,26 @@ class ProcessExecutor : public Executor {
   // The reply's status as a harness_status; throws for a malformed reply.
   int32_t status_of(const nlohmann::json& reply, int64_t id, const std::string& what, std::string* message);
   void read_outputs(const std::vector<Binding>& tensors, const std::string& prefix, const std::string& what);
+
+  // Protocol 2 (process_device_tensors.cpp).
+  bool computes_in_twins() const { return target_.protocol == 2; }
+  // Twins of the buffers not yet handed to the process, sent on the memory socket.
+  void share(const std::vector<Binding>& tensors, const std::string& what);
+  // A tensor of a request: its twin, where its data starts in it, dtype and shape.
+  nlohmann::json twin_descriptor(const Binding& binding) const;
+  // The process's own memory witness leaves the twins out.
+  std::set<uint64_t> twin_inodes() const;
+  // Drops the process's state of the twins (it is gone).
+  void forget_twins();
   [[noreturn]] void lost(Verdict verdict, const std::string& what, const std::string& how);
 
   ProcessTarget target_;
   ProcessLog log_;
   std::unique_ptr<WorkerProcess> process_;
   std::unique_ptr<LineChannel> channel_;
+  std::unique_ptr<MemorySocket> memory_socket_;
+  std::optional<DeviceTwins> twins_;
+  std::set<uint64_t> shared_;  // buffers whose twins the running process was sent
   std::set<std::string> ops_;
   bool trims_ = false;  // its hello offered to give freed memory back on request
   std::optional<std::string> load_failure_;

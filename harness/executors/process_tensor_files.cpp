@@ -1,6 +1,7 @@
-// A process submission's tensors as .npy files in its scratch folder: the
-// inputs written (or staged out of its sight), the outputs read back and
-// checked against their dtype and shape.
+// A process submission's tensors in its requests: in protocol 1 as .npy
+// files in its scratch folder, the inputs written (or staged out of its
+// sight), the outputs read back and checked against their dtype and shape;
+// in protocol 2 as places in its twins (process_device_tensors.cpp).
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -30,6 +31,10 @@ json ProcessExecutor::call_request(const std::string& op, const json& scalars, c
   json inputs = json::object(), outputs = json::object();
   for (const Binding& b : tensors) {
     const TensorSpec& spec = b.tensor->spec();
+    if (computes_in_twins()) {
+      (b.access == protocol::Access::in ? inputs : outputs)[spec.name] = twin_descriptor(b);
+      continue;
+    }
     const std::string path = fmt::format("{}/{}-{}.npy", target_.scratch, prefix, spec.name);
     if (b.access == protocol::Access::in) {
       if (staged) {

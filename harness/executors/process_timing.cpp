@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include "harness/core/clock.h"
+#include "harness/core/dtype.h"
+#include "harness/definitions/verdict.h"
 #include "harness/executors/process_executor.h"
 #include "harness/executors/scratch_files.h"
+#include "harness/witness/witness_parts.h"
 #include "harness_abi.h"
 
 namespace harness {
@@ -34,7 +37,9 @@ ProcessTiming::ProcessTiming(ProcessExecutor& process, const std::string& op, co
       sets_(sets),
       timeout_s_(timeout_s),
       requests_(sets.size()),
-      revealed_(sets.size(), false) {}
+      revealed_(sets.size(), false) {
+  for (const auto& set : sets_) set_buffers_.push_back(buffer_ids_of(set));
+}
 
 // Inputs once per set and round, written where the process cannot see them
 // and moved into its scratch folder as their call goes out: a process that
@@ -49,21 +54,30 @@ void ProcessTiming::write_inputs() {
 }
 
 protocol::TimeReply ProcessTiming::run(const protocol::TimingPolicy& policy, const FreshInputs& fresh) {
+  fresh_inputs_ = static_cast<bool>(fresh);
+  if (process_.computes_in_twins()) {
+    for (const auto& set : sets_) process_.share(set, what_);
+    reads_at_reply_ = !fresh_inputs_ || !witness_part_disabled("twin-reads-at-reply");
+  }
   write_inputs();
   std::function<void()> new_round;
   if (fresh) {
     // Every output of the round is in the tensors by now: `fresh` checks
     // them before it gives new inputs.
     new_round = [&] {
+      if (!reads_at_reply_) copy_every_set_out();
       fresh();
       write_inputs();
     };
   }
   const protocol::TimeReply loop = run_timing_loop(
       sets_.size(), [this](size_t s) { return call(s); }, policy, new_round);
+  if (!reads_at_reply_) copy_every_set_out();
   // The last round's inputs go too: what stays in the scratch folder between
   // requests is the process's own, and its memory witness counts it.
-  for (size_t s = 0; s < sets_.size(); ++s) process_.clear_inputs(sets_[s], prefix(s));
+  if (!process_.computes_in_twins()) {
+    for (size_t s = 0; s < sets_.size(); ++s) process_.clear_inputs(sets_[s], prefix(s));
+  }
   protocol::TimeReply reply;
   reply.status = loop.status;
   reply.message = message_;
@@ -79,6 +93,7 @@ protocol::TimeReply ProcessTiming::run(const protocol::TimingPolicy& policy, con
 // a call at once and write its outputs while the next call was timed
 // (process-exploit-reply-before-work).
 TimedCall ProcessTiming::call(size_t s) {
+  if (process_.computes_in_twins()) return call_in_twins(s);
   for (const Binding& b : sets_[s]) {
     if (is_written(b.access)) {
       clear_scratch_path(fmt::format("{}/{}-{}.out.npy", process_.target_.scratch, prefix(s), b.tensor->spec().name));
@@ -86,6 +101,12 @@ TimedCall ProcessTiming::call(size_t s) {
   }
   if (!revealed_[s]) process_.reveal_inputs(sets_[s], prefix(s));
   revealed_[s] = true;
+  TimedCall timed = exchange(s);
+  if (timed.status == HARNESS_STATUS_OK) process_.read_outputs(sets_[s], prefix(s), what_);
+  return timed;
+}
+
+TimedCall ProcessTiming::exchange(size_t s) {
   const int64_t id = process_.next_id_++;
   json request = requests_[s];
   request["id"] = id;
@@ -94,7 +115,41 @@ TimedCall ProcessTiming::call(size_t s) {
   const json answer = process_.exchange(request, timeout_s_, what_);
   timed.device_ns = timed.wall_ns = static_cast<double>(monotonic_ns() - start);
   timed.status = process_.status_of(answer, id, what_, &message_);
-  if (timed.status == HARNESS_STATUS_OK) process_.read_outputs(sets_[s], prefix(s), what_);
+  return timed;
+}
+
+// Only with the defence switched off (twin-reads-at-reply): the round's
+// outputs read as it ends, as they once were, so that the test of
+// process-v2-exploit-reply-before-work shows what reading at the reply stops.
+void ProcessTiming::copy_every_set_out() {
+  for (const auto& buffers : set_buffers_) process_.twins_->copy_out(buffers);
+}
+
+// With fresh inputs every round's outputs were poisoned as it began and are
+// checked as it ends (FreshInputs); a set's buffers are copied only around
+// its own call, so what a process writes into another set's twins after
+// that set's reply is never read.
+TimedCall ProcessTiming::call_in_twins(size_t s) {
+  if (!fresh_inputs_) {
+    for (const Binding& b : sets_[s]) {
+      if (is_written(b.access)) fill_poison(b.tensor->raw(), b.tensor->elements(), b.tensor->spec().dtype);
+    }
+  }
+  process_.twins_->copy_in(set_buffers_[s]);
+  const TimedCall timed = exchange(s);
+  if (reads_at_reply_) process_.twins_->copy_out(set_buffers_[s]);
+  if (timed.status != HARNESS_STATUS_OK || fresh_inputs_) return timed;
+  for (const Binding& b : sets_[s]) {
+    if (b.access != protocol::Access::out) continue;
+    size_t first = 0;
+    const size_t left = count_poison(b.tensor->raw(), b.tensor->elements(), b.tensor->spec().dtype, &first);
+    if (left > 0) {
+      throw VerdictException(Verdict::unwritten_output,
+                             fmt::format("{}: the process replied ok but left output {} unwritten: {} of {} elements "
+                                         "still hold the poison at its reply; first at {}",
+                                         what_, b.tensor->spec().name, left, b.tensor->elements(), first));
+    }
+  }
   return timed;
 }
 

@@ -1,11 +1,13 @@
 // A timing of a process submission: every call timed by the harness's clock
 // from its request to its reply (run_timing_loop), each set's inputs moved
-// into the process's sight only as their call goes out, its outputs read as
-// it replies.
+// into the process's sight only as their call goes out (protocol 1: renamed
+// into its scratch folder; protocol 2: copied into its twins), its outputs
+// read as it replies.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,12 @@ class ProcessTiming {
   // Every set's inputs, written where the process cannot see them.
   void write_inputs();
   TimedCall call(size_t set);
+  // Protocol 2: the set's buffers copied into their twins and back around
+  // its request; without fresh inputs its outputs poisoned first and
+  // checked at the reply, as protocol 1 deletes and reads their files.
+  TimedCall call_in_twins(size_t set);
+  TimedCall exchange(size_t set);
+  void copy_every_set_out();
   static std::string prefix(size_t set) { return "timed" + std::to_string(set); }
 
   ProcessExecutor& process_;
@@ -36,6 +44,9 @@ class ProcessTiming {
   const double timeout_s_;
   std::vector<nlohmann::json> requests_;
   std::vector<bool> revealed_;
+  std::vector<std::set<uint64_t>> set_buffers_;
+  bool fresh_inputs_ = false;
+  bool reads_at_reply_ = true;
   std::string message_;
 };
 

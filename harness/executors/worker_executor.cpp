@@ -46,12 +46,6 @@ json bindings_to_json(const std::vector<Binding>& tensors) {
   return list;
 }
 
-std::set<uint64_t> buffer_ids_of(const std::vector<Binding>& tensors) {
-  std::set<uint64_t> ids;
-  for (const Binding& b : tensors) ids.insert(b.tensor->buffer().id());
-  return ids;
-}
-
 WorkerExecutor::WorkerExecutor(WorkerTarget target) : target_(std::move(target)), log_(target_.log_path) {
   if (target_.device_memory) twins_.emplace(target_.device_memory);
 }

@@ -118,6 +118,5 @@ class WorkerExecutor : public Executor {
 };
 
 nlohmann::json bindings_to_json(const std::vector<Binding>& tensors);
-std::set<uint64_t> buffer_ids_of(const std::vector<Binding>& tensors);
 
 }  // namespace harness

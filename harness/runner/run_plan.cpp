@@ -190,6 +190,7 @@ PlannedEntry entry_of_record(const Challenge* challenge, const SubmissionRecord&
   e.build = record.build;
   e.library = record.library;
   e.process_command = record.process_command;
+  if (record.manifest) e.process_protocol = record.manifest->protocol;
   e.folder = record.manifest ? record.manifest->folder : "";
   if (record.manifest) {
     for (const auto& dir : record.manifest->include_dirs) {

@@ -78,6 +78,9 @@ std::unique_ptr<Executor> make_executor(const RunSettings& settings, const Plann
     target.log_path = scratch.file(stem + ".log");
     target.scratch = scratch.tensor_folder(stem + ".tensors");
     target.declared_ops = entry.challenge->config().raw.at("ops");
+    target.protocol = entry.process_protocol;
+    // Protocol 2 on the CPU computes in the stand-in device's twins.
+    if (target.protocol == 2) target.device_memory = make_stand_in_device_memory();
     return std::make_unique<ProcessExecutor>(std::move(target));
   }
   WorkerTarget target;

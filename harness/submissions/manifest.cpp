@@ -15,9 +15,9 @@ using nlohmann::json;
 
 namespace {
 
-const std::set<std::string> kKnownKeys{"name",        "challenge",  "device",       "sources", "origin",
-                                       "description", "role",       "include_dirs", "defines", "flags",
-                                       "cuda_flags",  "link_flags", "expect",       "kind",    "command"};
+const std::set<std::string> kKnownKeys{"name",   "challenge",    "device",  "sources", "origin",     "description",
+                                       "role",   "include_dirs", "defines", "flags",   "cuda_flags", "link_flags",
+                                       "expect", "kind",         "command", "protocol"};
 const std::set<std::string> kRoles{"submission", "reference", "baseline", "mutant", "exploit", "float32-control"};
 
 [[noreturn]] void invalid(const std::string& path, const std::string& problem) {
@@ -91,6 +91,16 @@ Manifest parse_manifest(const json& doc, const std::string& path) {
   if (m.kind == "process" && m.command.empty())
     invalid(path, "a process submission needs \"command\": [program, arguments...]");
   if (m.kind == "process" && m.device != "cpu") invalid(path, "a process submission runs on \"device\": \"cpu\"");
+  if (doc.contains("protocol")) {
+    const json& protocol = doc["protocol"];
+    if (m.kind != "process") invalid(path, "\"protocol\" is for process submissions (\"kind\": \"process\")");
+    if (!protocol.is_number_integer() || (protocol != 1 && protocol != 2)) {
+      invalid(path, fmt::format("\"protocol\" is {}: 1 (tensors in .npy files) or 2 (tensors in memory the harness "
+                                "owns), docs/PROCESS_PROTOCOL.md",
+                                protocol.dump()));
+    }
+    m.protocol = protocol.get<int>();
+  }
   m.origin = optional_string(doc, "origin", path);
   m.description = optional_string(doc, "description", path);
   if (doc.contains("role")) m.role = required_string(doc, "role", path);

@@ -24,6 +24,7 @@ struct Manifest {
   std::string role = "submission";   // "submission", "reference", "baseline", "mutant", "exploit", "float32-control"
   std::string kind = "library";      // "library" (compiled) or "process" (docs/PROCESS_PROTOCOL.md)
   std::vector<std::string> command;  // process: the program and its arguments
+  int protocol = 1;                  // process: 1 (.npy files) or 2 (memory the harness owns)
   std::vector<std::string> sources;
   std::vector<std::string> include_dirs;
   std::vector<std::string> defines;

@@ -156,14 +156,14 @@ std::optional<int64_t> resident_private_bytes(pid_t pid, const std::set<uint64_t
   return private_bytes(pid, harness_files, counted, resident_anonymous_bytes);
 }
 
-std::optional<int64_t> group_private_bytes(pid_t leader) {
+std::optional<int64_t> group_private_bytes(pid_t leader, const std::set<uint64_t>& harness_files) {
   std::set<uint64_t> counted;
-  const auto own = private_bytes(leader, {}, counted, anonymous_share_bytes);
+  const auto own = private_bytes(leader, harness_files, counted, anonymous_share_bytes);
   if (!own) return std::nullopt;
   int64_t total = *own;
   for (const pid_t member : processes_in_group(leader)) {
     // A member that ended between the listing and its reading holds nothing.
-    if (member != leader) total += private_bytes(member, {}, counted, anonymous_share_bytes).value_or(0);
+    if (member != leader) total += private_bytes(member, harness_files, counted, anonymous_share_bytes).value_or(0);
   }
   return total;
 }

@@ -43,8 +43,9 @@ std::optional<int64_t> resident_private_bytes(pid_t pid, const std::set<uint64_t
 // so a page a forked child still shares counts once over the group), plus
 // its shared mappings and memory files as resident_private_bytes counts
 // them, a file two of them hold open once; nullopt when /proc cannot tell
-// about the leader.
-std::optional<int64_t> group_private_bytes(pid_t leader);
+// about the leader. The inodes in `harness_files` (the twins a process
+// computes in, harness/device_memory) are left out, as above.
+std::optional<int64_t> group_private_bytes(pid_t leader, const std::set<uint64_t>& harness_files = {});
 
 // Bytes of the regular files under `folder` (their allocated blocks, links
 // not followed); 0 when it cannot be read.

@@ -6,7 +6,7 @@ namespace harness {
 
 const std::vector<std::string>& witness_part_names() {
   static const std::vector<std::string> names{"gpu-staging", "gpu-staging-time", "device-memory-verdict",
-                                              "gpu-host-memory-verdict"};
+                                              "gpu-host-memory-verdict", "twin-reads-at-reply"};
   return names;
 }
 

@@ -11,7 +11,9 @@ namespace harness {
 // gpu-staging (timed requests hold the calls alone: WorkerExecutor::time),
 // gpu-staging-time (staging beyond its allowance counts as the calls' time),
 // device-memory-verdict and gpu-host-memory-verdict (a CUDA worker's device
-// or host memory beyond its claim is understated_memory: CaseContext).
+// or host memory beyond its claim is understated_memory: CaseContext),
+// twin-reads-at-reply (a protocol 2 process's timed call is copied out of
+// its twins as it replies, else when the round ends: ProcessTiming).
 const std::vector<std::string>& witness_part_names();
 // Read from the environment on every call, like the sandbox's parts.
 std::vector<std::string> disabled_witness_parts();

@@ -65,6 +65,30 @@ TEST(Manifest, MistakesAreNamedWithTheFile) {
   EXPECT_NE(error_of(d).find("array of strings"), std::string::npos);
 }
 
+// A process submission speaks protocol 1 (.npy files) unless it names 2
+// (tensors in memory the harness owns); nothing else is a protocol, and a
+// compiled submission speaks none.
+TEST(Manifest, AProcessSubmissionNamesItsProtocol) {
+  json d{{"name", "p"},
+         {"challenge", "softmax_topk"},
+         {"device", "cpu"},
+         {"kind", "process"},
+         {"command", {"python3", "a.py"}}};
+  EXPECT_EQ(parse_manifest(d, "/x/submission.json").protocol, 1);
+  d["protocol"] = 2;
+  EXPECT_EQ(parse_manifest(d, "/x/submission.json").protocol, 2);
+  for (const json& wrong : {json(3), json("2"), json(2.5), json(0)}) {
+    d["protocol"] = wrong;
+    EXPECT_NE(error_of(d).find("\"protocol\" is " + wrong.dump() + ": 1 (tensors in .npy files) or 2"),
+              std::string::npos)
+        << error_of(d);
+  }
+  json compiled = valid();
+  compiled["protocol"] = 2;
+  EXPECT_NE(error_of(compiled).find("\"protocol\" is for process submissions"), std::string::npos)
+      << error_of(compiled);
+}
+
 TEST(Manifest, MutantsMustDeclareTheirVerdict) {
   json d = valid();
   d["role"] = "mutant";

@@ -24,6 +24,13 @@ The harness's hello carries the challenge's declared ops; a function whose
 signature cannot take its op's declared inputs, or a function for an op the
 challenge does not declare, is refused at the hello, naming both.
 
+The client speaks both versions of the protocol, the one the harness's
+hello asks for (the manifest's "protocol"): in version 1 the arrays are
+loaded from and saved to .npy files; in version 2 the inputs are read-only
+views of memory the harness owns and the outputs are copied into it, with
+no file in between. A function that keeps an input beyond its call (a
+cache's state) keeps a copy of it: the harness reuses that memory.
+
 Standard output carries the protocol: print diagnostics to standard error.
 Needs only the standard library and NumPy.
 """
@@ -32,12 +39,15 @@ import ctypes
 import ctypes.util
 import inspect
 import json
+import mmap
+import os
+import socket
 import sys
 import traceback
 
 import numpy as np
 
-PROTOCOL = 1
+PROTOCOLS = (1, 2)
 
 
 class Unsupported(Exception):
@@ -54,20 +64,85 @@ def _reply(stream, message):
     stream.flush()
 
 
-def _call(ops, request):
+class _Files:
+    """Protocol 1: tensors in .npy files."""
+
+    @staticmethod
+    def load(path):
+        return np.load(path)
+
+    @staticmethod
+    def store(spec, array):
+        np.save(spec["path"], np.ascontiguousarray(array), allow_pickle=False)
+
+
+class SharedMemory:
+    """Protocol 2: tensors in memory the harness owns. Each piece of it
+    arrives once on the memory socket (a SOCK_SEQPACKET socket: one JSON
+    message and one file descriptor per message), before the first request
+    that names it; requests name a tensor by its memory's id, its offset in
+    it, its dtype and its shape. Public for programs that speak the protocol
+    themselves."""
+
+    def __init__(self, fd):
+        self.socket = socket.socket(fileno=fd)
+        self.maps = {}
+
+    def mapping(self, memory):
+        """The whole piece of memory `memory` (an mmap), received first if it
+        has not been yet."""
+        while memory not in self.maps:
+            data, fds, _, _ = socket.recv_fds(self.socket, 1 << 16, 1)
+            if not data or len(fds) != 1:
+                raise RuntimeError("the memory socket closed or sent no descriptor: %r" % data)
+            message = json.loads(data)
+            try:
+                self.maps[message["memory"]] = mmap.mmap(fds[0], message["bytes"], mmap.MAP_SHARED,
+                                                         mmap.PROT_READ | mmap.PROT_WRITE)
+            finally:
+                os.close(fds[0])
+        return self.maps[memory]
+
+    def view(self, spec):
+        """The tensor a request describes, as a NumPy array on that memory."""
+        return np.ndarray(tuple(spec["shape"]), dtype=np.dtype(spec["dtype"]), buffer=self.mapping(spec["memory"]),
+                          offset=spec["offset"])
+
+    def load(self, spec):
+        view = self.view(spec)
+        view.flags.writeable = False
+        return view
+
+    def store(self, spec, array):
+        view = self.view(spec)
+        if array.shape != view.shape:
+            raise ValueError("output of shape %s where the op's is %s" % (array.shape, view.shape))
+        np.copyto(view, array)
+
+    def unmap(self, ids):
+        for memory in ids:
+            mapped = self.maps.pop(memory, None)
+            if mapped is not None:
+                try:
+                    mapped.close()
+                except BufferError:
+                    pass  # an array still views it: unmapped when that goes
+
+
+def _call(ops, request, tensors):
     """Runs one request; returns the reply."""
     reply = {"type": "reply", "id": request["id"], "scalars": {}}
     function = ops.get(request["op"])
     if function is None:
         return dict(reply, status="unsupported", message="no function for op " + request["op"])
     try:
-        inputs = {name: np.load(path) for name, path in request["inputs"].items()}
+        inputs = {name: tensors.load(spec) for name, spec in request["inputs"].items()}
         results = function(request["scalars"], **inputs) or {}
         for name, spec in request["outputs"].items():
             if name not in results:
                 raise ValueError("the function returned no output named %r" % name)
             array = np.asarray(results[name]).astype(np.dtype(spec["dtype"]), casting="same_kind", copy=False)
-            np.save(spec["path"], np.ascontiguousarray(array), allow_pickle=False)
+            tensors.store(spec, array)
         for name, value in results.items():
             if name not in request["outputs"]:
                 reply["scalars"][name] = value.item() if isinstance(value, np.generic) else value
@@ -120,23 +195,31 @@ def serve(ops, stdin=None, stdout=None):
     """Answers the harness's requests until it says exit or closes stdin."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
+    tensors = _Files()
     for line in stdin:
         request = json.loads(line)
         kind = request.get("type")
         if kind == "hello":
-            if request.get("protocol") != PROTOCOL:
-                _reply(stdout, {"type": "error", "message": "this client speaks protocol %d" % PROTOCOL})
+            protocol = request.get("protocol")
+            if protocol not in PROTOCOLS:
+                _reply(stdout, {"type": "error", "message": "this client speaks protocols %s, not %r"
+                                % (" and ".join(map(str, PROTOCOLS)), protocol)})
                 return
             problems = _disagreements(ops, request.get("declared_ops", []))
             if problems:
                 _reply(stdout, {"type": "error", "message": "the functions disagree with the challenge's declared "
                                 "ops: " + "; ".join(problems)})
                 return
-            _reply(stdout, {"type": "hello", "protocol": PROTOCOL, "ops": sorted(ops), "trim": True})
+            if protocol == 2:
+                tensors = SharedMemory(request["memory_fd"])
+            _reply(stdout, {"type": "hello", "protocol": protocol, "ops": sorted(ops), "trim": True})
         elif kind == "trim":
             _give_back_freed_memory()
             _reply(stdout, {"type": "trimmed"})
         elif kind == "call":
-            _reply(stdout, _call(ops, request))
+            _reply(stdout, _call(ops, request, tensors))
+        elif kind == "unmap":
+            tensors.unmap(request["memory"])
+            _reply(stdout, {"type": "unmapped"})
         elif kind == "exit":
             return
