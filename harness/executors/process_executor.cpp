@@ -152,7 +152,17 @@ void ProcessExecutor::ensure_started() {
     memory_socket_ = std::make_unique<MemorySocket>();
     launch.fd3 = memory_socket_->child_end();
     launch.environment.push_back("HARNESS_MEMORY_FD=3");
+    launch.environment.push_back("HARNESS_ARRAYS=" + target_.arrays);
     hello_request["memory_fd"] = 3;
+    hello_request["arrays"] = target_.arrays;
+    hello_request["device"] = json{{"kind", target_.device_kind}, {"index", target_.device_index}};
+  }
+  if (target_.device_kind == "cuda") {
+    launch.sandbox.cuda = true;
+    // Kernels compiled at run time (Triton's, the driver's PTX JIT) are
+    // cached in the one folder it may write, where they count as its memory.
+    launch.environment.push_back("TRITON_CACHE_DIR=" + target_.scratch + "/triton-cache");
+    launch.environment.push_back("CUDA_CACHE_PATH=" + target_.scratch + "/cuda-cache");
   }
   // A start that fails fails the same way for every case: remember it.
   try {
@@ -220,6 +230,12 @@ std::optional<int64_t> ProcessExecutor::resident_bytes() {
   // Between requests the scratch folder holds none of the harness's files
   // (each call's are deleted as it ends): what is there, the process kept.
   return *held + folder_bytes(target_.scratch);
+}
+
+DeviceMemoryReading ProcessExecutor::device_memory() {
+  if (target_.device_kind != "cuda") return {std::nullopt, "not a GPU process"};
+  if (!process_) return {std::nullopt, "no process running"};
+  return device_memory_of_process(process_->pid(), static_cast<unsigned>(target_.device_index));
 }
 
 std::optional<PeakWindow> ProcessExecutor::open_peak_window() {

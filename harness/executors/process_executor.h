@@ -37,6 +37,9 @@ struct ProcessTarget {
   nlohmann::json declared_ops = nlohmann::json::array();  // the challenge's "ops", sent in the hello
   int protocol = 1;                                       // 2: tensors in twins of device_memory
   std::shared_ptr<DeviceMemory> device_memory;            // where protocol 2's twins live
+  std::string arrays = "numpy";                           // what the process's functions get (the manifest's)
+  std::string device_kind = "cpu";                        // "cuda": a GPU process (protocol 2)
+  int device_index = 0;
 };
 
 // Where a process submission's timed inputs wait until their call: beside
@@ -57,6 +60,9 @@ class ProcessExecutor : public Executor {
   void release(const SharedTensor& tensor) override;
   std::string drain_output(size_t max_bytes) override { return log_.drain(max_bytes); }
   std::string device_clock() const override { return "process-wall"; }
+  // A GPU process's device memory, from the driver (the twins it opened are
+  // the harness's allocations, not counted as its own).
+  DeviceMemoryReading device_memory() override;
   // What the process and every process of its group hold of their own, and
   // the files they keep in the scratch folder (harness/witness/memory_witness.h),
   // after asking the process to give freed memory back where it offers to;

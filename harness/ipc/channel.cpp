@@ -11,7 +11,6 @@
 
 #include "harness/core/clock.h"
 #include "harness/ipc/descriptor_passing.h"
-#include "harness/ipc/descriptor_passing.h"
 
 namespace harness {
 

@@ -37,7 +37,7 @@ void MemorySocket::send(const nlohmann::json& body, int fd) {
   message.msg_iov = &data;
   message.msg_iovlen = 1;
   AttachedDescriptor descriptor;
-  descriptor.attach(message, fd);
+  if (fd >= 0) descriptor.attach(message, fd);
   ssize_t sent = -1;
   while ((sent = ::sendmsg(own_, &message, MSG_DONTWAIT | MSG_NOSIGNAL)) == -1 && errno == EINTR) {
   }

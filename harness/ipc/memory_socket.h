@@ -1,7 +1,7 @@
 // The socket over which the harness hands a process submission speaking
 // protocol 2 the memory it computes in: AF_UNIX, SOCK_SEQPACKET (message
 // boundaries kept, so a client reads one message per receive), one JSON
-// object and one file descriptor per message. The process gets its end as
+// object and at most one file descriptor per message. The process gets its end as
 // fd 3; its standard input and output stay the protocol's lines.
 #pragma once
 
@@ -19,7 +19,8 @@ class MemorySocket {
   // The end the process inherits; close_child_end() once it is started.
   int child_end() const { return child_; }
   void close_child_end();
-  // Sends `body` with `fd` attached, never blocking: a process that does
+  // Sends `body` with `fd` attached (none when -1: memory opened by a
+  // handle in the message, as CUDA's), never blocking: a process that does
   // not read what it was sent, or closed its end, is UntrustedInputError
   // saying which (the caller makes it the process's verdict).
   void send(const nlohmann::json& body, int fd);

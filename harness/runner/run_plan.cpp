@@ -190,7 +190,10 @@ PlannedEntry entry_of_record(const Challenge* challenge, const SubmissionRecord&
   e.build = record.build;
   e.library = record.library;
   e.process_command = record.process_command;
-  if (record.manifest) e.process_protocol = record.manifest->protocol;
+  if (record.manifest) {
+    e.process_protocol = record.manifest->protocol;
+    e.process_arrays = record.manifest->arrays;
+  }
   e.folder = record.manifest ? record.manifest->folder : "";
   if (record.manifest) {
     for (const auto& dir : record.manifest->include_dirs) {

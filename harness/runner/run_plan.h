@@ -37,6 +37,7 @@ struct PlannedEntry {
   std::string library;                       // compiled submissions
   std::vector<std::string> process_command;  // process submissions
   int process_protocol = 1;                  // their protocol version
+  std::string process_arrays = "numpy";      // and what their functions get
   std::string folder;                        // the submission's folder
   std::vector<std::string> include_dirs;     // the manifest's, absolute: a process submission may read them too
   std::optional<ControlKind> control;        // built-in negative controls

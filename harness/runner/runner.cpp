@@ -79,8 +79,15 @@ std::unique_ptr<Executor> make_executor(const RunSettings& settings, const Plann
     target.scratch = scratch.tensor_folder(stem + ".tensors");
     target.declared_ops = entry.challenge->config().raw.at("ops");
     target.protocol = entry.process_protocol;
-    // Protocol 2 on the CPU computes in the stand-in device's twins.
-    if (target.protocol == 2) target.device_memory = make_stand_in_device_memory();
+    target.arrays = entry.process_arrays;
+    target.device_kind = entry.device->kind;
+    target.device_index = entry.device->index;
+    // Protocol 2 computes in the harness's twins: the stand-in device's on
+    // the CPU, its own CUDA context's on a GPU.
+    if (target.protocol == 2) {
+      target.device_memory =
+          target.device_kind == "cuda" ? make_cuda_device_memory(target.device_index) : make_stand_in_device_memory();
+    }
     return std::make_unique<ProcessExecutor>(std::move(target));
   }
   WorkerTarget target;

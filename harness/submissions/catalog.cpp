@@ -244,7 +244,9 @@ Catalog Catalog::load(const std::string& index_path) {
     }
     if (record.manifest && record.manifest->kind == "process") {
       std::string why;
-      const auto resolved = resolve_process_command(record.manifest->command, record.manifest->folder, &why);
+      std::vector<std::string> modules = record.manifest->imports;
+      if (record.manifest->arrays != "numpy") modules.insert(modules.begin(), record.manifest->arrays);
+      const auto resolved = resolve_process_command(record.manifest->command, record.manifest->folder, &why, modules);
       record.build.status = resolved ? "ok" : "unavailable";
       record.build.reason = resolved ? resolved->note : why;
       if (resolved) record.process_command = resolved->argv;

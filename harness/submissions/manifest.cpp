@@ -2,6 +2,7 @@
 
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <set>
@@ -15,9 +16,9 @@ using nlohmann::json;
 
 namespace {
 
-const std::set<std::string> kKnownKeys{"name",   "challenge",    "device",  "sources", "origin",     "description",
-                                       "role",   "include_dirs", "defines", "flags",   "cuda_flags", "link_flags",
-                                       "expect", "kind",         "command", "protocol"};
+const std::set<std::string> kKnownKeys{"name",   "challenge",    "device",  "sources",  "origin",     "description",
+                                       "role",   "include_dirs", "defines", "flags",    "cuda_flags", "link_flags",
+                                       "expect", "kind",         "command", "protocol", "arrays",     "imports"};
 const std::set<std::string> kRoles{"submission", "reference", "baseline", "mutant", "exploit", "float32-control"};
 
 [[noreturn]] void invalid(const std::string& path, const std::string& problem) {
@@ -48,6 +49,36 @@ std::vector<std::string> string_list(const json& doc, const char* key, const std
     list.push_back(item.get<std::string>());
   }
   return list;
+}
+
+bool is_module_name(const std::string& name) {
+  if (name.empty() || name.front() == '.' || name.back() == '.' || std::isdigit(static_cast<unsigned char>(name[0])))
+    return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; });
+}
+
+// A process submission on a GPU computes in the harness's device memory
+// (protocol 2) and names the arrays its functions get; the modules its
+// interpreter must import decide which interpreter runs it.
+void parse_process_device(const json& doc, const std::string& path, Manifest& m) {
+  if (m.device == "cuda" && m.protocol != 2) {
+    invalid(path,
+            "a process submission on \"device\": \"cuda\" needs \"protocol\": 2 (its tensors are in the "
+            "harness's device memory)");
+  }
+  m.arrays = m.device == "cuda" ? "torch" : "numpy";
+  if (doc.contains("arrays")) m.arrays = required_string(doc, "arrays", path);
+  const std::set<std::string> allowed =
+      m.device == "cuda" ? std::set<std::string>{"cupy", "torch"} : std::set<std::string>{"numpy"};
+  if (!allowed.count(m.arrays)) {
+    invalid(path, fmt::format("\"arrays\": \"{}\" on \"device\": \"{}\" must be {}", m.arrays, m.device,
+                              fmt::join(allowed, " or ")));
+  }
+  m.imports = string_list(doc, "imports", path);
+  for (const std::string& name : m.imports) {
+    if (!is_module_name(name)) invalid(path, fmt::format("\"imports\": \"{}\" is not a module name", name));
+  }
 }
 
 }  // namespace
@@ -90,7 +121,6 @@ Manifest parse_manifest(const json& doc, const std::string& path) {
     invalid(path, "\"command\" is for process submissions (\"kind\": \"process\")");
   if (m.kind == "process" && m.command.empty())
     invalid(path, "a process submission needs \"command\": [program, arguments...]");
-  if (m.kind == "process" && m.device != "cpu") invalid(path, "a process submission runs on \"device\": \"cpu\"");
   if (doc.contains("protocol")) {
     const json& protocol = doc["protocol"];
     if (m.kind != "process") invalid(path, "\"protocol\" is for process submissions (\"kind\": \"process\")");
@@ -100,6 +130,14 @@ Manifest parse_manifest(const json& doc, const std::string& path) {
                                 protocol.dump()));
     }
     m.protocol = protocol.get<int>();
+  }
+  if (m.kind == "process") {
+    parse_process_device(doc, path, m);
+  } else {
+    for (const char* key : {"arrays", "imports"}) {
+      if (doc.contains(key))
+        invalid(path, fmt::format("\"{}\" is for process submissions (\"kind\": \"process\")", key));
+    }
   }
   m.origin = optional_string(doc, "origin", path);
   m.description = optional_string(doc, "description", path);

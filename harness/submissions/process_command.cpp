@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -27,22 +28,27 @@ std::string find_on_path(const std::string& name) {
   return "";
 }
 
-bool imports_numpy(const std::string& python) {
-  static std::map<std::string, bool> known;
-  const auto it = known.find(python);
+// Whether `python` imports every module; asked once per interpreter and
+// list. The names were checked by the manifest (letters, digits, '_', '.').
+bool imports_all(const std::string& python, const std::vector<std::string>& modules) {
+  static std::map<std::pair<std::string, std::string>, bool> known;
+  const std::string list = fmt::format("{}", fmt::join(modules, ", "));
+  const auto key = std::make_pair(python, list);
+  const auto it = known.find(key);
   if (it != known.end()) return it->second;
-  const std::string command = fmt::format("'{}' -c 'import numpy' >/dev/null 2>&1", python);
-  return known[python] = std::system(command.c_str()) == 0;
+  const std::string command = fmt::format("'{}' -c 'import {}' >/dev/null 2>&1", python, list);
+  return known[key] = std::system(command.c_str()) == 0;
 }
 
-std::optional<std::string> python_with_numpy(std::string* why) {
+std::optional<std::string> python_with(const std::vector<std::string>& modules, std::string* why) {
+  const std::string list = fmt::format("{}", fmt::join(modules, ", "));
   if (const char* chosen = std::getenv("HARNESS_PYTHON"); chosen && *chosen) {
     if (!is_executable(chosen)) {
       *why = fmt::format("HARNESS_PYTHON={} is not an executable", chosen);
       return std::nullopt;
     }
-    if (!imports_numpy(chosen)) {
-      *why = fmt::format("HARNESS_PYTHON={} cannot import numpy", chosen);
+    if (!imports_all(chosen, modules)) {
+      *why = fmt::format("HARNESS_PYTHON={} cannot import {}", chosen, list);
       return std::nullopt;
     }
     return std::string(chosen);
@@ -50,21 +56,26 @@ std::optional<std::string> python_with_numpy(std::string* why) {
   std::vector<std::string> tried;
   for (const std::string& candidate : {find_on_path("python3"), std::string("/usr/bin/python3")}) {
     if (candidate.empty() || !is_executable(candidate)) continue;
-    if (imports_numpy(candidate)) return candidate;
+    if (imports_all(candidate, modules)) return candidate;
     tried.push_back(candidate);
   }
-  *why = tried.empty() ? "no python3 found (install python3 and python3-numpy; scripts/install-deps.sh does)"
-                       : fmt::format(
-                             "no python3 that can import numpy (tried {}; install python3-numpy, or set "
-                             "HARNESS_PYTHON)",
-                             fmt::join(tried, ", "));
+  if (tried.empty()) {
+    *why = "no python3 found (install python3 and python3-numpy; scripts/install-deps.sh does)";
+    return std::nullopt;
+  }
+  *why = modules.size() == 1
+             ? fmt::format("no python3 that can import numpy (tried {}; install python3-numpy, or set HARNESS_PYTHON)",
+                           fmt::join(tried, ", "))
+             : fmt::format("no python3 that can import {} (tried {}; set HARNESS_PYTHON to one that can)", list,
+                           fmt::join(tried, ", "));
   return std::nullopt;
 }
 
 }  // namespace
 
 std::optional<ResolvedCommand> resolve_process_command(const std::vector<std::string>& command,
-                                                       const std::string& folder, std::string* why) {
+                                                       const std::string& folder, std::string* why,
+                                                       const std::vector<std::string>& modules) {
   if (command.empty()) {
     *why = "the manifest's \"command\" is empty";
     return std::nullopt;
@@ -72,7 +83,11 @@ std::optional<ResolvedCommand> resolve_process_command(const std::vector<std::st
   ResolvedCommand resolved{command, ""};
   const std::string& program = command[0];
   if (program == "python3" || program == "python") {
-    const auto python = python_with_numpy(why);
+    std::vector<std::string> needed{"numpy"};
+    for (const std::string& module : modules) {
+      if (std::find(needed.begin(), needed.end(), module) == needed.end()) needed.push_back(module);
+    }
+    const auto python = python_with(needed, why);
     if (!python) return std::nullopt;
     resolved.argv[0] = *python;
     resolved.note = "python: " + *python;

@@ -89,6 +89,40 @@ TEST(Manifest, AProcessSubmissionNamesItsProtocol) {
       << error_of(compiled);
 }
 
+// A process submission on a GPU computes in the harness's device memory:
+// protocol 2 only; its functions get PyTorch tensors unless it asks for CuPy
+// arrays; its interpreter must import what it names. On the CPU they get
+// NumPy arrays.
+TEST(Manifest, AGpuProcessSubmissionSpeaksProtocol2AndNamesItsArrays) {
+  json d{{"name", "p"},
+         {"challenge", "softmax_topk"},
+         {"device", "cuda"},
+         {"kind", "process"},
+         {"command", {"python3", "a.py"}}};
+  EXPECT_NE(error_of(d).find("on \"device\": \"cuda\" needs \"protocol\": 2"), std::string::npos) << error_of(d);
+  d["protocol"] = 2;
+  Manifest m = parse_manifest(d, "/x/submission.json");
+  EXPECT_EQ(m.arrays, "torch");
+  d["arrays"] = "cupy";
+  d["imports"] = {"triton", "triton.language"};
+  m = parse_manifest(d, "/x/submission.json");
+  EXPECT_EQ(m.arrays, "cupy");
+  EXPECT_EQ(m.imports, (std::vector<std::string>{"triton", "triton.language"}));
+  d["arrays"] = "numpy";
+  EXPECT_NE(error_of(d).find("\"arrays\": \"numpy\" on \"device\": \"cuda\" must be cupy or torch"), std::string::npos)
+      << error_of(d);
+  d["arrays"] = "torch";
+  d["imports"] = {"os; rm -rf"};
+  EXPECT_NE(error_of(d).find("\"imports\": \"os; rm -rf\" is not a module name"), std::string::npos) << error_of(d);
+  d.erase("imports");
+  d["device"] = "cpu";
+  EXPECT_NE(error_of(d).find("\"arrays\": \"torch\" on \"device\": \"cpu\" must be numpy"), std::string::npos)
+      << error_of(d);
+  json compiled = valid();
+  compiled["imports"] = {"torch"};
+  EXPECT_NE(error_of(compiled).find("\"imports\" is for process submissions"), std::string::npos) << error_of(compiled);
+}
+
 TEST(Manifest, MutantsMustDeclareTheirVerdict) {
   json d = valid();
   d["role"] = "mutant";

@@ -30,5 +30,25 @@ TEST(ProcessCommand, AProgramNamedByPathLiesInTheSubmissionsFolder) {
   EXPECT_FALSE(resolve_process_command({folder.path("elsewhere")}, folder.path("sub"), &why).has_value());
 }
 
+// The interpreter chosen imports NumPy and every module the manifest names
+// (its arrays and imports); where none does, the reason names them.
+TEST(ProcessCommand, ThePythonChosenImportsWhatTheManifestNames) {
+  if (testing::run_shell("/usr/bin/python3 -c 'import numpy'").exit_code != 0) {
+    GTEST_SKIP() << "python3-numpy is not installed (scripts/install-deps.sh installs it)";
+  }
+  testing::TempFolder folder;
+  std::string why;
+  const auto plain = resolve_process_command({"python3", "a.py"}, folder.path(""), &why, {"json", "zlib"});
+  ASSERT_TRUE(plain.has_value()) << why;
+  EXPECT_NE(plain->note.find("python: /"), std::string::npos) << plain->note;
+  EXPECT_FALSE(
+      resolve_process_command({"python3", "a.py"}, folder.path(""), &why, {"torch_not_here_xq", "json"}).has_value());
+  EXPECT_NE(why.find("no python3 that can import numpy, torch_not_here_xq, json (tried "), std::string::npos) << why;
+  testing::ScopedEnv chosen("HARNESS_PYTHON", "/usr/bin/python3");
+  EXPECT_FALSE(resolve_process_command({"python3", "a.py"}, folder.path(""), &why, {"torch_not_here_xq"}).has_value());
+  EXPECT_NE(why.find("HARNESS_PYTHON=/usr/bin/python3 cannot import numpy, torch_not_here_xq"), std::string::npos)
+      << why;
+}
+
 }  // namespace
 }  // namespace harness

@@ -28,7 +28,10 @@ The client speaks both versions of the protocol, the one the harness's
 hello asks for (the manifest's "protocol"): in version 1 the arrays are
 loaded from and saved to .npy files; in version 2 the inputs are read-only
 views of memory the harness owns and the outputs are copied into it, with
-no file in between. A function that keeps an input beyond its call (a
+no file in between. On a GPU ("device": "cuda", version 2) the functions
+get PyTorch tensors or CuPy arrays (the manifest's "arrays") on the
+harness's device memory instead, and may return either; harness_device.py
+does that part, and the client synchronises the device before it replies. A function that keeps an input beyond its call (a
 cache's state) keeps a copy of it: the harness reuses that memory.
 
 Standard output carries the protocol: print diagnostics to standard error.
@@ -64,6 +67,12 @@ def _reply(stream, message):
     stream.flush()
 
 
+def _host_output(value, spec):
+    """An output as a NumPy array of the dtype the harness asks for (a
+    same-kind cast: float64 to float32, int64 to int32); never reshaped."""
+    return np.asarray(value).astype(np.dtype(spec["dtype"]), casting="same_kind", copy=False)
+
+
 class _Files:
     """Protocol 1: tensors in .npy files."""
 
@@ -72,8 +81,12 @@ class _Files:
         return np.load(path)
 
     @staticmethod
-    def store(spec, array):
-        np.save(spec["path"], np.ascontiguousarray(array), allow_pickle=False)
+    def store(spec, value):
+        np.save(spec["path"], np.ascontiguousarray(_host_output(value, spec)), allow_pickle=False)
+
+    @staticmethod
+    def finish():
+        pass
 
 
 class SharedMemory:
@@ -113,11 +126,16 @@ class SharedMemory:
         view.flags.writeable = False
         return view
 
-    def store(self, spec, array):
+    def store(self, spec, value):
         view = self.view(spec)
+        array = _host_output(value, spec)
         if array.shape != view.shape:
             raise ValueError("output of shape %s where the op's is %s" % (array.shape, view.shape))
         np.copyto(view, array)
+
+    @staticmethod
+    def finish():
+        pass
 
     def unmap(self, ids):
         for memory in ids:
@@ -141,8 +159,8 @@ def _call(ops, request, tensors):
         for name, spec in request["outputs"].items():
             if name not in results:
                 raise ValueError("the function returned no output named %r" % name)
-            array = np.asarray(results[name]).astype(np.dtype(spec["dtype"]), casting="same_kind", copy=False)
-            tensors.store(spec, array)
+            tensors.store(spec, results[name])
+        tensors.finish()  # on a GPU: every output written before the reply says so
         for name, value in results.items():
             if name not in request["outputs"]:
                 reply["scalars"][name] = value.item() if isinstance(value, np.generic) else value
@@ -210,7 +228,12 @@ def serve(ops, stdin=None, stdout=None):
                 _reply(stdout, {"type": "error", "message": "the functions disagree with the challenge's declared "
                                 "ops: " + "; ".join(problems)})
                 return
-            if protocol == 2:
+            if protocol == 2 and request.get("device", {}).get("kind", "cpu") == "cuda":
+                import harness_device  # noqa: PLC0415 (needs torch or cupy, imported only on a GPU)
+
+                tensors = harness_device.DeviceMemory(request["memory_fd"], request["device"]["index"],
+                                                      request.get("arrays", "torch"))
+            elif protocol == 2:
                 tensors = SharedMemory(request["memory_fd"])
             _reply(stdout, {"type": "hello", "protocol": protocol, "ops": sorted(ops), "trim": True})
         elif kind == "trim":
