@@ -45,7 +45,8 @@ void ProgressPrinter::case_started(const PlannedEntry& entry, const CaseSpec& sp
 void ProgressPrinter::case_finished(const PlannedEntry& entry, const CaseResult& result) {
   ++done_;
   const bool failed = is_failure(result.verdict) || result.verdict == Verdict::harness_error;
-  const bool mutant = is_unranked_role(entry.submission.role);
+  // A mutant's failure is its purpose; a peer's is a finding about the peer.
+  const bool mutant = is_unranked_role(entry.submission.role) || is_peer_role(entry.submission.role);
   if (failed && !mutant) ++failures_;
   const bool show = verbosity_ == Verbosity::verbose || (verbosity_ == Verbosity::normal && failed && !mutant);
   if (!show) return;
@@ -72,7 +73,7 @@ void ProgressPrinter::print_summary(const RunResults& results) const {
   for (const auto& e : results.entries) {
     const std::string overall = e.scores ? fmt::format("{:.1f}", e.scores->overall) : "-";
     std::string grade = e.scores ? e.scores->grade : "-";
-    if (is_unranked_role(e.submission.role)) grade = "(" + e.submission.role + ")";
+    if (is_unranked_role(e.submission.role) || is_peer_role(e.submission.role)) grade = "(" + e.submission.role + ")";
     std::fprintf(stderr, "%-19s %-40s %-8s %8s %5s  %s\n", e.challenge.c_str(), e.submission.name.c_str(),
                  e.device.c_str(), overall.c_str(), grade.c_str(), verdict_counts(e).c_str());
   }

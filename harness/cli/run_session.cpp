@@ -87,7 +87,7 @@ RunInfo run_header(const SessionOptions& options) {
 
 int run_exit_code(const RunResults& results) {
   for (const auto& e : results.entries) {
-    if (is_unranked_role(e.submission.role)) continue;
+    if (is_unranked_role(e.submission.role) || is_peer_role(e.submission.role)) continue;
     for (const auto& c : e.cases) {
       if (is_failure(c.verdict) || c.verdict == Verdict::harness_error) return 1;
     }
@@ -137,8 +137,7 @@ RunResults run_session(const SessionOptions& options) {
                    ? ""
                    : fmt::format(" (re-run with --seed {} for the same inputs)", options.settings.seed).c_str());
   for (const auto& note : plan.notes) std::fprintf(stderr, "harness: %s\n", note.c_str());
-  if (options.settings.sanitizer &&
-      std::none_of(plan.entries.begin(), plan.entries.end(), [](const PlannedEntry& e) {
+  if (options.settings.sanitizer && std::none_of(plan.entries.begin(), plan.entries.end(), [](const PlannedEntry& e) {
         return !e.control && e.device->kind == "cuda" && e.device->available && e.build.status == "ok";
       })) {
     std::fprintf(stderr, "harness: --sanitize: no CUDA worker runs in this selection; nothing runs under %s\n",

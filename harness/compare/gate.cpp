@@ -150,7 +150,7 @@ GateReport gate_results(const RunResults& current, const RunResults& baseline, c
   std::set<std::string> compared_devices;
   std::map<std::string, std::string> skipped_devices;  // device -> why its entries were not compared
   for (const EntryResult& before : baseline.entries) {
-    if (is_unranked_role(before.submission.role)) continue;
+    if (is_unranked_role(before.submission.role) || is_peer_role(before.submission.role)) continue;
     if (!device_in_both(current, baseline, before.device)) {
       skipped_devices[before.device] = why_not_comparable(current, baseline, before.device);
       continue;

@@ -1,6 +1,7 @@
-// The report's comparison with peer implementations measured outside the
-// harness (PyTorch eager): per perf case, the peer's median per call and,
-// per submission, how many times faster its own median is.
+// The report's comparison with peer implementations (PyTorch eager), judged
+// in the run (role "peer") or measured outside it (`report --peer`): per
+// perf case, the peer's median per call and, per submission, how many times
+// faster its own median is.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -33,12 +34,16 @@ std::string ratio_cell(const PeerTiming& t, const EntryResult& e) {
 }  // namespace
 
 void peers(std::string& out, const Group& g) {
+  std::vector<const EntryResult*> columns;
+  for (const EntryResult* e : g.ranked) {
+    if (!is_peer_role(e->submission.role)) columns.push_back(e);
+  }
   for (const PeerTimings* peer : g.peers) {
     std::vector<const PeerTiming*> rows;
     for (const auto& t : peer->timings) {
       if (t.challenge != g.challenge) continue;
-      const bool anyone = std::any_of(g.ranked.begin(), g.ranked.end(),
-                                      [&](const EntryResult* e) { return !ratio_cell(t, *e).empty(); });
+      const bool anyone =
+          std::any_of(columns.begin(), columns.end(), [&](const EntryResult* e) { return !ratio_cell(t, *e).empty(); });
       if (anyone) rows.push_back(&t);
     }
     if (rows.empty()) continue;
@@ -48,14 +53,14 @@ void peers(std::string& out, const Group& g) {
         "of the peer's speed (above 1x: faster than {}), then its own median.\n\n",
         markdown_cell(peer->peer), markdown_cell(peer->device), markdown_cell(peer->origin), markdown_cell(peer->peer));
     out += "| Case | " + markdown_cell(peer->peer) + " |";
-    for (const EntryResult* e : g.ranked) out += " " + markdown_cell(e->submission.name) + " |";
+    for (const EntryResult* e : columns) out += " " + markdown_cell(e->submission.name) + " |";
     out += "\n|---|---:|";
-    for (size_t i = 0; i < g.ranked.size(); ++i) out += "---:|";
+    for (size_t i = 0; i < columns.size(); ++i) out += "---:|";
     out += "\n";
     for (const PeerTiming* t : rows) {
       const std::string what = t->ops.empty() ? "" : " (" + t->ops + ")";
       out += fmt::format("| `{}`{} | {} |", t->case_id, markdown_cell(what), format_duration_ns(t->median_ns));
-      for (const EntryResult* e : g.ranked) {
+      for (const EntryResult* e : columns) {
         const std::string cell = ratio_cell(*t, *e);
         out += " " + (cell.empty() ? std::string("-") : cell) + " |";
       }

@@ -147,10 +147,17 @@ std::string render_markdown(const ReportInput& input) {
       markdown::Group g;
       g.challenge = challenge;
       g.device = r.device(device_id);
+      // Peers judged in the run sit in the tables beside the submissions
+      // and are what "x times" is measured against.
+      std::vector<PeerTimings> judged;
       for (const auto& e : r.entries) {
         if (e.challenge != challenge || e.device != device_id) continue;
         (is_unranked_role(e.submission.role) ? g.mutants : g.ranked).push_back(&e);
+        if (is_peer_role(e.submission.role) && g.device) {
+          judged.push_back(judged_peer_timings(e, g.device->id + " (" + g.device->name + ")", g.device->kind));
+        }
       }
+      for (const PeerTimings& peer : judged) g.peers.push_back(&peer);
       if (g.ranked.empty() && g.mutants.empty()) continue;
       for (const auto& review : input.reviews) {
         const bool reviewed_here = std::any_of(g.ranked.begin(), g.ranked.end(), [&](const EntryResult* e) {

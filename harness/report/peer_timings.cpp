@@ -67,4 +67,19 @@ PeerTimings load_peer_timings(const std::string& path) {
   return peer;
 }
 
+PeerTimings judged_peer_timings(const EntryResult& peer, const std::string& device_name,
+                                const std::string& device_kind) {
+  PeerTimings p;
+  p.origin = "judged in this run";
+  p.peer = peer.submission.name;
+  p.device = device_name;
+  p.device_kind = device_kind;
+  for (const CaseResult& c : peer.cases) {
+    if (c.suite != Suite::perf || c.verdict != Verdict::pass || !c.timing) continue;
+    const double median = c.timing->scored_median_ns();
+    if (median > 0) p.timings.push_back({peer.challenge, c.id, "", "", nlohmann::json::object(), median});
+  }
+  return p;
+}
+
 }  // namespace harness

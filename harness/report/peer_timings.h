@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/results/results.h"
+
 namespace harness {
 
 struct PeerTiming {
@@ -32,5 +34,11 @@ struct PeerTimings {
 
 // Reads a harness.peer/v1 file; throws UsageError naming the file and the problem.
 PeerTimings load_peer_timings(const std::string& path);
+
+// The timings of a peer judged in the run itself (role "peer"): the median
+// of each perf case it passed, its answers checked and its timings
+// witnessed like any submission's; `device_name` says what it ran on.
+PeerTimings judged_peer_timings(const EntryResult& peer, const std::string& device_name,
+                                const std::string& device_kind);
 
 }  // namespace harness

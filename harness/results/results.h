@@ -115,12 +115,16 @@ struct Expectation {
 // harness in mind, which every tolerance must let pass). They run only when
 // asked for and are never ranked.
 bool is_unranked_role(const std::string& role);
+// A peer (PyTorch eager) is judged like a submission in every run, shown in
+// every report beside ours and the measure of "x times" it, but never
+// ranked, gated, or the cause of a run's failure: it is context.
+bool is_peer_role(const std::string& role);
 
 struct SubmissionInfo {
   std::string name;
   std::string challenge;
   std::string device;  // "cpu" | "cuda"
-  std::string role;    // "submission", "reference", "baseline", "mutant", "exploit", "control", "float32-control"
+  std::string role;  // "submission", "reference", "baseline", "peer", "mutant", "exploit", "control", "float32-control"
   std::string kind = "library";  // "library", "process" or "control"
   std::string origin;
   std::string description;

@@ -14,6 +14,8 @@ bool is_unranked_role(const std::string& role) {
   return role == "mutant" || role == "exploit" || role == "control" || role == "float32-control";
 }
 
+bool is_peer_role(const std::string& role) { return role == "peer"; }
+
 const CaseResult* EntryResult::find_case(const std::string& id) const {
   for (const auto& c : cases) {
     if (c.id == id) return &c;

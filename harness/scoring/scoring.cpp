@@ -182,7 +182,7 @@ Scores score_entry(const EntryResult& entry, const EntryResult* baseline) {
     s.notes.push_back(fmt::format("{} case(s) lost to a harness error: counted as not passed", harness_errors));
   }
   s.grade = grade_for(s.overall);
-  s.ranked = !is_unranked_role(entry.submission.role) && impossible == 0;
+  s.ranked = !is_unranked_role(entry.submission.role) && !is_peer_role(entry.submission.role) && impossible == 0;
   if (impossible) s.notes.push_back(fmt::format("{} case(s) faster than physically possible: not ranked", impossible));
   return s;
 }

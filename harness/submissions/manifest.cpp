@@ -19,7 +19,8 @@ namespace {
 const std::set<std::string> kKnownKeys{"name",   "challenge",    "device",  "sources",  "origin",     "description",
                                        "role",   "include_dirs", "defines", "flags",    "cuda_flags", "link_flags",
                                        "expect", "kind",         "command", "protocol", "arrays",     "imports"};
-const std::set<std::string> kRoles{"submission", "reference", "baseline", "mutant", "exploit", "float32-control"};
+const std::set<std::string> kRoles{"submission", "reference", "baseline",       "peer",
+                                   "mutant",     "exploit",   "float32-control"};
 
 [[noreturn]] void invalid(const std::string& path, const std::string& problem) {
   throw UsageError(fmt::format("{}: {}", path, problem));

@@ -21,7 +21,8 @@ struct Manifest {
   std::string device;  // "cpu" | "cuda"
   std::string origin;
   std::string description;
-  std::string role = "submission";   // "submission", "reference", "baseline", "mutant", "exploit", "float32-control"
+  std::string role =
+      "submission";  // "submission", "reference", "baseline", "peer", "mutant", "exploit", "float32-control"
   std::string kind = "library";      // "library" (compiled) or "process" (docs/PROCESS_PROTOCOL.md)
   std::vector<std::string> command;  // process: the program and its arguments
   int protocol = 1;                  // process: 1 (.npy files) or 2 (memory the harness owns)

@@ -49,6 +49,29 @@ TEST(Cli, AKvCacheStabilityScoreIsTheSameAtTheSameSeedWhateverItsSecretQueries) 
   EXPECT_FALSE(runs[0].second == runs[1].second && runs[1].second == runs[2].second);
 }
 
+// A peer (role "peer") runs in a default run, without --with-mutants, and
+// its cases are judged and shown; a case it fails is a finding about it,
+// not the run's failure: the run still exits 0 when every ranked entry passed.
+TEST(Cli, APeersFailureIsShownButIsNotTheRunsFailure) {
+  testing::TempFolder tmp;
+  const std::string one_case = " --device cpu --case correctness.normal.r64.v1024.k10 -o ";
+  const auto peer_only = run_cli("run softmax_topk -s fixture-peer-that-fails" + one_case + tmp.path("peer.json"),
+                                 testing::kFixtureIndexEnvironment);
+  EXPECT_EQ(peer_only.exit_code, 0) << peer_only.output;
+  const RunResults r = load_results(tmp.path("peer.json"));
+  const EntryResult& peer = testing::entry_of(r, "fixture-peer-that-fails");
+  ASSERT_EQ(peer.cases.size(), 1u);
+  EXPECT_EQ(peer.cases[0].verdict, Verdict::error);
+  EXPECT_NE(peer.cases[0].message.find("this peer cannot do that"), std::string::npos) << peer.cases[0].message;
+  ASSERT_TRUE(peer.scores.has_value());
+  EXPECT_FALSE(peer.scores->ranked);
+  EXPECT_NE(peer_only.output.find("(peer)"), std::string::npos) << peer_only.output;
+  // The same run with a ranked entry that fails exits 1.
+  const auto ranked = run_cli("run softmax_topk -s fixture-process-misbehaving" + one_case + tmp.path("ranked.json"),
+                              testing::kFixtureIndexEnvironment + " HARNESS_FIXTURE_MODE=error-status");
+  EXPECT_EQ(ranked.exit_code, 1) << ranked.output;
+}
+
 TEST(Cli, ListShowsChallengesSubmissionsBuildStatusAndDevices) {
   const auto r = run_cli("list");
   ASSERT_EQ(r.exit_code, 0) << r.output;

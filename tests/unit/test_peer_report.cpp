@@ -8,6 +8,7 @@
 #include "harness/core/error.h"
 #include "harness/report/markdown_report.h"
 #include "harness/report/peer_timings.h"
+#include "harness/scoring/scoring.h"
 #include "support/test_support.h"
 
 namespace harness {
@@ -75,6 +76,28 @@ TEST(PeerReport, EachSubmissionIsComparedWithThePeerTimingThatAppliesToIt) {
   ASSERT_NE(cpu_section, std::string::npos);
   const size_t next = md.find("### ", cpu_section + 1);
   EXPECT_EQ(md.substr(cpu_section, next - cpu_section).find("Beside PyTorch eager"), std::string::npos);
+}
+
+// A peer judged in the run (role "peer": PyTorch eager as a submission of
+// its own) is the measure of "x times" in the report, from its own checked
+// and witnessed medians; it sits in the tables beside the submissions but is
+// never ranked (a case it fails is not the run's failure:
+// Cli.APeersFailureIsShownButIsNotTheRunsFailure).
+TEST(PeerReport, APeerJudgedInTheRunIsTheMeasureOfXTimesAndIsNeverRanked) {
+  RunResults r;
+  r.devices = {device("cuda:0", "cuda")};
+  EntryResult eager = decode_entry("pytorch-eager", "cuda:0", 0, 30e3);
+  eager.submission.role = "peer";
+  r.entries = {decode_entry("cuda-fast", "cuda:0", 0, 10e3), eager};
+  r.run.complete = true;
+  score_results(r);
+  EXPECT_TRUE(r.entries[0].scores->ranked);
+  EXPECT_FALSE(r.entries[1].scores->ranked);
+  const std::string md = render_markdown(r);
+  EXPECT_NE(md.find("#### Beside pytorch-eager"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `perf.decode.l1.h32x8.d128.b64.t2048` | 30.0 us | 3.00x (10.0 us) |\n"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("**cuda-fast** is the only ranked submission"), std::string::npos) << md;
 }
 
 TEST(PeerReport, AFileThatIsNotPeerTimingsIsRefusedWithItsProblem) {
