@@ -20,6 +20,9 @@
 #             report again with it beside our kernels           peer.{log,json} report.md
 #   twins     CUDA memory the harness owns (HARNESS_DEVICE_MEMORY=
 #             harness): its GPU test, then every challenge on it twins.{log,json,md}
+#   processes GPU process submissions (protocol 2 on CUDA twins):
+#             the PyTorch fixture's GPU test (a full build), then
+#             the pytorch-eager peers judged beside cuda-fast    processes.{log,json,md}
 #
 # Every step after `build` builds first if the build folder is missing or out
 # of date (a fresh machine keeps nothing), so any step can open a call.
@@ -53,11 +56,11 @@ steps=()
 for a in "$@"; do
   case "$a" in
     --dry-run) dry=1 ;;
-    build|probe|tests|witness|selftest|sanitize|run|peer|twins) steps+=("$a") ;;
-    *) echo "gpu-session: unknown step '$a' (build probe tests witness selftest sanitize run peer twins, --dry-run)" >&2; exit 2 ;;
+    build|probe|tests|witness|selftest|sanitize|run|peer|twins|processes) steps+=("$a") ;;
+    *) echo "gpu-session: unknown step '$a' (build probe tests witness selftest sanitize run peer twins processes, --dry-run)" >&2; exit 2 ;;
   esac
 done
-[ ${#steps[@]} -gt 0 ] || { sed -n '2,39p' "$0"; exit 2; }
+[ ${#steps[@]} -gt 0 ] || { sed -n '2,42p' "$0"; exit 2; }
 declare -A limit=()
 for l in ${STEP_LIMITS:-}; do limit[${l%%=*}]=${l#*=}; done
 current_step=build step_started=$SECONDS
@@ -243,6 +246,19 @@ step_twins() {
     || failed+=("twins test")
   do_ twins.log env HARNESS_DEVICE_MEMORY=harness build/harness run $only --device cuda --seed "$seed" \
     -o "$out/twins.json" --md "$out/twins.md" || failed+=("twins run")
+}
+
+# Which interpreter imports torch, what the client's device path does with
+# it, and the peers' verdicts and medians beside our kernel's.
+step_processes() {
+  say "GPU process submissions"
+  do_ processes.log python3 -c 'import torch, numpy; print("torch", torch.__version__, torch.cuda.is_available())' \
+    || failed+=("import torch")
+  if [ -x build/tests/harness_gpu_tests ]; then
+    do_ processes.log build/tests/harness_gpu_tests --gtest_filter='GpuProcess.*' || failed+=("process test")
+  fi
+  do_ processes.log build/harness run $only -s pytorch-eager,cuda-fast --device cuda --seed "$seed" \
+    -o "$out/processes.json" --md "$out/processes.md" || failed+=("processes run")
 }
 
 built=0
