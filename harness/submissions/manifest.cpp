@@ -71,7 +71,7 @@ void parse_process_device(const json& doc, const std::string& path, Manifest& m)
   m.arrays = m.device == "cuda" ? "torch" : "numpy";
   if (doc.contains("arrays")) m.arrays = required_string(doc, "arrays", path);
   const std::set<std::string> allowed =
-      m.device == "cuda" ? std::set<std::string>{"cupy", "torch"} : std::set<std::string>{"numpy"};
+      m.device == "cuda" ? std::set<std::string>{"cupy", "torch"} : std::set<std::string>{"numpy", "torch"};
   if (!allowed.count(m.arrays)) {
     invalid(path, fmt::format("\"arrays\": \"{}\" on \"device\": \"{}\" must be {}", m.arrays, m.device,
                               fmt::join(allowed, " or ")));

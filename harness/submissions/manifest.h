@@ -26,7 +26,7 @@ struct Manifest {
   std::string kind = "library";      // "library" (compiled) or "process" (docs/PROCESS_PROTOCOL.md)
   std::vector<std::string> command;  // process: the program and its arguments
   int protocol = 1;                  // process: 1 (.npy files) or 2 (memory the harness owns)
-  std::string arrays = "numpy";      // process: what its functions get: "numpy", or on "cuda" "torch" or "cupy"
+  std::string arrays = "numpy";      // process: what its functions get: "numpy" or "torch"; on "cuda" "torch" or "cupy"
   std::vector<std::string> imports;  // process: modules its interpreter must import (besides numpy and `arrays`)
   std::vector<std::string> sources;
   std::vector<std::string> include_dirs;

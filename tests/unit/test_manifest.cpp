@@ -92,7 +92,7 @@ TEST(Manifest, AProcessSubmissionNamesItsProtocol) {
 // A process submission on a GPU computes in the harness's device memory:
 // protocol 2 only; its functions get PyTorch tensors unless it asks for CuPy
 // arrays; its interpreter must import what it names. On the CPU they get
-// NumPy arrays.
+// NumPy arrays or CPU tensors.
 TEST(Manifest, AGpuProcessSubmissionSpeaksProtocol2AndNamesItsArrays) {
   json d{{"name", "p"},
          {"challenge", "softmax_topk"},
@@ -116,7 +116,10 @@ TEST(Manifest, AGpuProcessSubmissionSpeaksProtocol2AndNamesItsArrays) {
   EXPECT_NE(error_of(d).find("\"imports\": \"os; rm -rf\" is not a module name"), std::string::npos) << error_of(d);
   d.erase("imports");
   d["device"] = "cpu";
-  EXPECT_NE(error_of(d).find("\"arrays\": \"torch\" on \"device\": \"cpu\" must be numpy"), std::string::npos)
+  EXPECT_EQ(parse_manifest(d, "/x/submission.json").arrays, "torch");
+  d["arrays"] = "cupy";
+  EXPECT_NE(error_of(d).find("\"arrays\": \"cupy\" on \"device\": \"cpu\" must be numpy or torch"),
+            std::string::npos)
       << error_of(d);
   json compiled = valid();
   compiled["imports"] = {"torch"};

@@ -97,9 +97,14 @@ class SharedMemory:
     it, its dtype and its shape. Public for programs that speak the protocol
     themselves."""
 
-    def __init__(self, fd):
+    def __init__(self, fd, arrays="numpy"):
         self.socket = socket.socket(fileno=fd)
         self.maps = {}
+        self.torch = None
+        if arrays == "torch":
+            import torch  # noqa: PLC0415 (only where the manifest asks for it)
+
+            self.torch = torch
 
     def mapping(self, memory):
         """The whole piece of memory `memory` (an mmap), received first if it
@@ -123,6 +128,8 @@ class SharedMemory:
 
     def load(self, spec):
         view = self.view(spec)
+        if self.torch is not None:
+            return self.torch.from_numpy(view)  # zero copy; torch has no read-only tensors
         view.flags.writeable = False
         return view
 
@@ -234,7 +241,7 @@ def serve(ops, stdin=None, stdout=None):
                 tensors = harness_device.DeviceMemory(request["memory_fd"], request["device"]["index"],
                                                       request.get("arrays", "torch"))
             elif protocol == 2:
-                tensors = SharedMemory(request["memory_fd"])
+                tensors = SharedMemory(request["memory_fd"], request.get("arrays", "numpy"))
             _reply(stdout, {"type": "hello", "protocol": protocol, "ops": sorted(ops), "trim": True})
         elif kind == "trim":
             _give_back_freed_memory()

@@ -21,7 +21,9 @@ def backward(scalars, dy, x, gamma, saved):
     rows = scalars["rows"]
     state = saved.view(torch.float32)
     mean, rstd = state[:rows].reshape(rows, 1), state[rows:].reshape(rows, 1)
-    dx, dgamma, dbeta = torch.ops.aten.native_layer_norm_backward(dy, x, [scalars["dim"]], mean, rstd, gamma, None,
+    # The bias is there for its shape and device alone: no gradient depends on its values.
+    bias = torch.empty_like(gamma)
+    dx, dgamma, dbeta = torch.ops.aten.native_layer_norm_backward(dy, x, [scalars["dim"]], mean, rstd, gamma, bias,
                                                                   [True, True, True])
     return {"dx": dx, "dgamma": dgamma, "dbeta": dbeta}
 
