@@ -245,6 +245,8 @@ def serve(ops, stdin=None, stdout=None):
             _reply(stdout, {"type": "hello", "protocol": protocol, "ops": sorted(ops), "trim": True})
         elif kind == "trim":
             _give_back_freed_memory()
+            if hasattr(tensors, "trim"):
+                tensors.trim()
             _reply(stdout, {"type": "trimmed"})
         elif kind == "call":
             _reply(stdout, _call(ops, request, tensors))

@@ -87,6 +87,9 @@ class _Torch:
     def synchronize(self):
         self.torch.cuda.synchronize()
 
+    def trim(self):
+        self.torch.cuda.empty_cache()
+
 
 class _CuPy:
     def __init__(self, index):
@@ -107,6 +110,9 @@ class _CuPy:
 
     def synchronize(self):
         self.cupy.cuda.runtime.deviceSynchronize()
+
+    def trim(self):
+        self.cupy.get_default_memory_pool().free_all_blocks()
 
 
 class DeviceMemory:
@@ -141,6 +147,13 @@ class DeviceMemory:
 
     def finish(self):
         self.arrays.synchronize()
+
+    def trim(self):
+        """Device memory the array library's allocator keeps after it was
+        freed goes back to the driver before the harness reads what the
+        process holds (its cache is not the submission's state)."""
+        self.arrays.synchronize()
+        self.arrays.trim()
 
     def unmap(self, ids):
         self.arrays.synchronize()
