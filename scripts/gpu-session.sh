@@ -21,8 +21,9 @@
 #   twins     CUDA memory the harness owns (HARNESS_DEVICE_MEMORY=
 #             harness): its GPU test, then every challenge on it twins.{log,json,md}
 #   processes GPU process submissions (protocol 2 on CUDA twins):
-#             the PyTorch fixture's GPU test (a full build), then
-#             the pytorch-eager peers judged beside cuda-fast    processes.{log,json,md}
+#             the PyTorch fixture's GPU test (a full build), the
+#             pytorch-eager peers judged beside cuda-fast, the
+#             Triton fixtures                        processes.{log,json,md} triton.{json,md}
 #
 # Every step after `build` builds first if the build folder is missing or out
 # of date (a fresh machine keeps nothing), so any step can open a call.
@@ -259,6 +260,10 @@ step_processes() {
   fi
   do_ processes.log build/harness run $only -s pytorch-eager,cuda-fast --device cuda --seed "$seed" \
     -o "$out/processes.json" --md "$out/processes.md" || failed+=("processes run")
+  # The Triton submissions wait among the test fixtures until they pass here.
+  do_ processes.log env HARNESS_SUBMISSION_INDEX=build/tests/fixture_index.json build/harness run softmax_topk \
+    layernorm_backward -s fixture-triton --device cuda --seed "$seed" -o "$out/triton.json" --md "$out/triton.md" \
+    || failed+=("triton run")
 }
 
 built=0
