@@ -47,9 +47,14 @@ CaseContext::~CaseContext() {
     try {
       executor_.release(*t);
     } catch (...) {
-      // A worker that died cannot unmap; its buffers went with it.
+      // Only where the case already failed (release_tensors() ran
+      // otherwise): a worker that died cannot unmap; its buffers went with it.
     }
   }
+}
+
+void CaseContext::release_tensors() {
+  for (const auto& t : tensors_) executor_.release(*t);
 }
 
 bool judged_cold(double set_bytes, size_t sets, const ByteModel& bytes, uint64_t cache_bytes) {

@@ -39,6 +39,10 @@ class CaseContext {
   CaseContext(const CaseSpec& spec, const RunSettings& settings, Executor& executor, const DeviceInfo& device,
               CaseResult& result, const ChallengeOps& ops);
   ~CaseContext();
+  // Gives the case's tensors back (a process submission unmaps them) as the
+  // case ends: a failure to let go is this case's verdict, where the
+  // destructor could only drop it.
+  void release_tensors();
   CaseContext(const CaseContext&) = delete;
   CaseContext& operator=(const CaseContext&) = delete;
 

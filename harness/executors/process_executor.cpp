@@ -92,6 +92,18 @@ void ProcessExecutor::lost(Verdict verdict, const std::string& what, const std::
 
 json ProcessExecutor::exchange(const json& request, double timeout_s, const std::string& what) {
   std::optional<std::string> line;
+  if (channel_->holds_unasked_bytes()) {
+    std::optional<std::string> early;
+    try {
+      early = channel_->receive_line(0);
+    } catch (const ChannelClosed&) {
+      // a part of a line, then the end of the stream: quoted as a part of a line
+    }
+    lost(Verdict::error, what,
+         fmt::format("wrote '{}' before request {} was sent: a reply answers the request before it, never one "
+                     "still to come",
+                     truncated(early.value_or("(part of a line)")), request.value("id", json()).dump()));
+  }
   try {
     channel_->send(request);
     line = channel_->receive_line(timeout_s);

@@ -25,6 +25,17 @@ void LineChannel::send(const nlohmann::json& message) {
   }
 }
 
+bool LineChannel::holds_unasked_bytes() {
+  if (!pending_.empty()) return true;
+  char byte = 0;
+  while (true) {
+    const ssize_t n = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 1) return true;
+    if (n == -1 && errno == EINTR) continue;
+    return false;  // nothing yet, or the end of the stream: the exchange itself reports that
+  }
+}
+
 std::optional<std::string> LineChannel::receive_line(double timeout_s) {
   const int64_t deadline = monotonic_ns() + static_cast<int64_t>(timeout_s * 1e9);
   while (true) {

@@ -23,6 +23,10 @@ class LineChannel {
   // The next line (without its '\n') within timeout_s seconds, or nullopt.
   // Throws ChannelClosed at end of stream, or for a line beyond kMaxLineBytes.
   std::optional<std::string> receive_line(double timeout_s);
+  // Whether bytes have arrived that no request asked for yet: checked as
+  // each request goes out, so that an answer written ahead of its request
+  // is never taken for the reply to it.
+  bool holds_unasked_bytes();
   // As Channel::watch_exit.
   void watch_exit(pid_t pid) { exit_watch_ = std::make_unique<ExitWatch>(pid); }
 

@@ -129,6 +129,7 @@ void run_one_case(const RunSettings& settings, const PlannedEntry& entry, const 
     device.peak = speed_of_light.peak(device);
     CaseContext ctx(spec, settings, executor, device, result, entry.challenge->config().ops);
     entry.challenge->run_case(spec, ctx);
+    ctx.release_tensors();
     result.verdict = Verdict::pass;
     if (const auto message = speed_of_light.judge(result, *entry.device)) {
       result.verdict = Verdict::impossible_speed;

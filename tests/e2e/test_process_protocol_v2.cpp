@@ -55,7 +55,9 @@ TEST(ProcessProtocolV2, AProcessThatUsesTheHarnessMemoryAsToldPasses) {
 // in the tensor's guard band or, farther, in the margin the harness put
 // around the whole buffer; either is found and named. An input it changes
 // is found as a compiled worker's is. A reply before the work reads the
-// poison the harness left there.
+// poison the harness left there. A reply written before its request was
+// sent is refused as it goes out. An unmap answered wrongly fails the case
+// (the case's tensors are released before its verdict, not after it).
 TEST(ProcessProtocolV2, EachMisuseOfTheHarnessMemoryGetsItsVerdict) {
   SKIP_WITHOUT_NUMPY();
   struct Expected {
@@ -69,6 +71,8 @@ TEST(ProcessProtocolV2, EachMisuseOfTheHarnessMemoryGetsItsVerdict) {
        "1 byte changed in the device memory the harness allocated around 'probs'"},
       {"write-input", Verdict::input_modified, "logits"},
       {"reply-then-write", Verdict::unwritten_output, "probs"},
+      {"reply-ahead", Verdict::error, "before request"},
+      {"wrong-unmap", Verdict::error, "answered the unmap with"},
   };
   for (const auto& e : expected) {
     const CaseResult c = v2_case(e.mode, kOneCall);
