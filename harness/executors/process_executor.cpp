@@ -153,6 +153,9 @@ void ProcessExecutor::ensure_started() {
   const char* python_path = std::getenv("PYTHONPATH");
   launch.environment = {
       fmt::format("HARNESS_PROTOCOL={}", target_.protocol), "HARNESS_SCRATCH=" + target_.scratch,
+      // Temporary files (Python's tempfile, Triton's compiler) go where it
+      // may write: /tmp is closed to it.
+      "TMPDIR=" + target_.scratch,
       "PYTHONPATH=" + client_path() + (python_path && *python_path ? std::string(":") + python_path : "")};
   json hello_request{{"type", "hello"},
                      {"protocol", target_.protocol},
@@ -247,6 +250,10 @@ std::optional<int64_t> ProcessExecutor::resident_bytes() {
 DeviceMemoryReading ProcessExecutor::device_memory() {
   if (target_.device_kind != "cuda") return {std::nullopt, "not a GPU process"};
   if (!process_) return {std::nullopt, "no process running"};
+  // What its array library caches after freeing (PyTorch's allocator kept a
+  // freed 128 MiB output of layer norm's forward) is not state: given back
+  // first, as before a host memory reading.
+  trim();
   return device_memory_of_process(process_->pid(), static_cast<unsigned>(target_.device_index));
 }
 
