@@ -21,16 +21,20 @@
 #   twins     CUDA memory the harness owns (HARNESS_DEVICE_MEMORY=
 #             harness): its GPU test, then every challenge on it twins.{log,json,md}
 #   processes GPU process submissions (protocol 2 on CUDA twins):
-#             the PyTorch fixture's GPU test (a full build), the
-#             pytorch-eager peers judged beside cuda-fast, the
-#             Triton fixtures                        processes.{log,json,md} triton.{json,md}
+#             the PyTorch fixture's GPU test (a full build), then
+#             the peak and every challenge on cuda, the PyTorch
+#             eager peers and Triton entries beside our kernels,
+#             and PyTorch eager timed in-process    processes.{log,json,md} in-process.json
 #
 # Every step after `build` builds first if the build folder is missing or out
 # of date (a fresh machine keeps nothing), so any step can open a call.
 # A machine without the time or the packages to build: carry .gpubuild/ from
 # scripts/gpu/pack-build.sh instead; it is used as the build, as it is.
 #
-# CHALLENGE=attention keeps probe, selftest, sanitize and run to one challenge.
+# CHALLENGE=attention keeps probe, selftest, sanitize, run and processes to one
+# challenge (or to several: CHALLENGE="kv_cache attention").
+# SUBMISSIONS=triton,cuda-fast keeps the processes step's runs to those entries;
+# SKIP="test peak in-process" leaves those parts of it out.
 # SANITIZE_TOOLS="racecheck" picks the sanitizer's tools (default memcheck racecheck).
 # STEP_LIMITS="run=150 selftest=110" bounds steps in seconds (timeout(1)), so
 # that a call ends with every step's output written, however far each got.
@@ -51,7 +55,9 @@ fi
 seed="${SEED:-20261121}"
 only="${CHALLENGE:-}"
 # in_scope CHALLENGE: whether CHALLENGE= (if set) keeps it
-in_scope() { [ -z "$only" ] || [ "$1" = "$only" ]; }
+in_scope() { [ -z "$only" ] || [[ " $only " == *" $1 "* ]]; }
+# skipping PART: whether SKIP= names it (processes: test, peak, in-process)
+skipping() { [[ " ${SKIP:-} " == *" $1 "* ]]; }
 dry=0
 steps=()
 for a in "$@"; do
@@ -250,20 +256,44 @@ step_twins() {
 }
 
 # Which interpreter imports torch, what the client's device path does with
-# it, and the peers' verdicts and medians beside our kernel's.
+# it, then the whole CUDA run with the GPU process submissions in it (the
+# PyTorch eager peers, the Triton entries) beside our kernels, and the same
+# PyTorch eager ops timed in-process with CUDA events on its perf shapes.
+# A Triton entry's first case runs alone first, and where it fails, again
+# with each part of the sandbox off in turn.
 step_processes() {
   say "GPU process submissions"
-  do_ processes.log python3 -c 'import torch, numpy; print("torch", torch.__version__, torch.cuda.is_available())' \
+  do_ processes.log python3 -c 'import torch, triton, numpy; print("torch", torch.__version__, "triton", triton.__version__, torch.cuda.is_available())' \
     || failed+=("import torch")
-  if [ -x build/tests/harness_gpu_tests ]; then
+  if [ -x build/tests/harness_gpu_tests ] && ! skipping test; then
     do_ processes.log build/tests/harness_gpu_tests --gtest_filter='GpuProcess.*' || failed+=("process test")
   fi
-  do_ processes.log build/harness run $only -s pytorch-eager,cuda-fast --device cuda --seed "$seed" \
-    -o "$out/processes.json" --md "$out/processes.md" || failed+=("processes run")
-  # The Triton submissions wait among the test fixtures until they pass here.
-  do_ processes.log env HARNESS_SUBMISSION_INDEX=build/tests/fixture_index.json build/harness run softmax_topk \
-    layernorm_backward -s fixture-triton --device cuda --seed "$seed" -o "$out/triton.json" --md "$out/triton.md" \
-    || failed+=("triton run")
+  skipping peak || do_ processes.log build/harness peak --device cuda || failed+=("peak")
+  local c part
+  for c in softmax_topk layernorm_backward; do
+    in_scope "$c" && [[ -z "${SUBMISSIONS:-}" || ",$SUBMISSIONS," == *,triton,* ]] || continue
+    local first=correctness.normal.r64.v1024.k10
+    [ "$c" = softmax_topk ] || first=correctness.normal.r512.d768
+    do_ processes.log build/harness run "$c" -s triton --device cuda --case "$first" --seed 1 -v -o /tmp/probe.json && continue
+    for part in seccomp landlock caps rlimits all; do
+      echo "-- triton $c $first with HARNESS_SANDBOX_DISABLE=$part" | tee -a "$out/processes.log"
+      do_ processes.log env HARNESS_SANDBOX_DISABLE=$part build/harness run "$c" -s triton --device cuda --case "$first" \
+        --seed 1 -v -o /tmp/probe.json
+    done
+  done
+  # One challenge at a time, so that a bounded step keeps what it finished.
+  local shards=()
+  for c in softmax_topk layernorm_backward kv_cache attention; do
+    in_scope "$c" || continue
+    do_ processes.log build/harness run "$c" ${SUBMISSIONS:+-s "$SUBMISSIONS"} --device cuda --seed "$seed" \
+      -o "$out/processes-$c.json" || failed+=("processes run $c")
+    [ -f "$out/processes-$c.json" ] && shards+=("$out/processes-$c.json")
+  done
+  [ ${#shards[@]} -gt 0 ] || return 0
+  do_ processes.log build/harness merge "${shards[@]}" -o "$out/processes.json" || failed+=("merge")
+  do_ processes.log build/harness report "$out/processes.json" -o "$out/processes.md" || failed+=("report")
+  skipping in-process || do_ processes.log env PYTHONUNBUFFERED=1 python3 scripts/gpu/pytorch_eager.py \
+    "$out/processes.json" -o "$out/in-process.json" || failed+=("in-process eager")
 }
 
 built=0
