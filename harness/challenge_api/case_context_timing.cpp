@@ -17,9 +17,8 @@ namespace {
 // The timing witness's stated overheads (harness/witness/timing_witness.h).
 // Between two calls the worker re-poisons the outputs: allowed at twice what
 // the same poisoning takes here, plus the loop's clock reads and its running
-// median.
+// median (kWitnessPerCallNs).
 constexpr double kWitnessPoisonFactor = 2.0;
-constexpr double kWitnessPerCallNs = 10e3;
 
 // The CUDA events may miss work launched on a stream they do not see: the
 // host clock around call + synchronise is then far above them. The slack

@@ -59,7 +59,12 @@ class ProcessExecutor : public Executor {
                            double timeout_s, const FreshInputs& fresh) override;
   void release(const SharedTensor& tensor) override;
   std::string drain_output(size_t max_bytes) override { return log_.drain(max_bytes); }
-  std::string device_clock() const override { return "process-wall"; }
+  // The harness's clock around each request, or, where the process claimed
+  // its timed calls' times (witnessed by that clock), the clock it claims by.
+  std::string device_clock() const override {
+    if (!claimed_timing_) return "process-wall";
+    return target_.device_kind == "cuda" ? "cuda-events" : "cpu-monotonic";
+  }
   // A GPU process's device memory, from the driver (the twins it opened are
   // the harness's allocations, not counted as its own).
   DeviceMemoryReading device_memory() override;
@@ -117,6 +122,7 @@ class ProcessExecutor : public Executor {
   bool trims_ = false;  // its hello offered to give freed memory back on request
   std::optional<std::string> load_failure_;
   int64_t next_id_ = 1;
+  bool claimed_timing_ = false;  // its last timing claimed its calls' times
 };
 
 }  // namespace harness

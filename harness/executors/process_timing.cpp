@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "harness/core/clock.h"
 #include "harness/core/dtype.h"
 #include "harness/definitions/verdict.h"
@@ -49,6 +51,8 @@ ProcessTiming::ProcessTiming(ProcessExecutor& process, const std::string& op, co
 void ProcessTiming::write_inputs() {
   for (size_t s = 0; s < sets_.size(); ++s) {
     requests_[s] = process_.call_request(op_, scalars_, sets_[s], prefix(s), true);
+    // Protocol 2: the process may claim the time of a timed call.
+    if (process_.computes_in_twins()) requests_[s]["timed"] = true;
   }
   revealed_.assign(sets_.size(), false);
 }
@@ -84,6 +88,16 @@ protocol::TimeReply ProcessTiming::run(const protocol::TimingPolicy& policy, con
   reply.device_ns = loop.device_ns;
   reply.wall_ns = loop.wall_ns;
   reply.warmup_calls = loop.warmup_calls;
+  process_.claimed_timing_ = claims_ > 0;
+  if (claims_ > 0 && loop.status == HARNESS_STATUS_OK) {
+    if (claims_ != request_ns_.size()) {
+      throw VerdictException(Verdict::error,
+                             fmt::format("{}: the process claimed the time of {} of its {} calls: a process claims "
+                                         "every timed call's time or none",
+                                         what_, claims_, request_ns_.size()));
+    }
+    witness_claims(reply);
+  }
   return reply;
 }
 
@@ -115,7 +129,52 @@ TimedCall ProcessTiming::exchange(size_t s) {
   const json answer = process_.exchange(request, timeout_s_, what_);
   timed.device_ns = timed.wall_ns = static_cast<double>(monotonic_ns() - start);
   timed.status = process_.status_of(answer, id, what_, &message_);
+  if (timed.status != HARNESS_STATUS_OK) return timed;
+  request_ns_.push_back(timed.wall_ns);
+  const std::optional<TimedCall> claimed = claim_of(answer);
+  claimed_ns_.push_back(claimed ? claimed->device_ns : -1);
+  if (!claimed) return timed;
+  ++claims_;
+  timed.device_ns = claimed->device_ns;
+  timed.wall_ns = claimed->wall_ns;
   return timed;
+}
+
+// A claim is the submission's word, like a compiled worker's: numbers the
+// harness checks only for sense here, and against its own clock after the
+// loop (witness_claims).
+std::optional<TimedCall> ProcessTiming::claim_of(const json& answer) const {
+  const bool elapsed = answer.contains("elapsed_ns"), host = answer.contains("host_ns");
+  if (!elapsed && !host) return std::nullopt;
+  const auto number = [&](const char* name) {
+    const json& v = answer.contains(name) ? answer[name] : json();
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {
+      throw VerdictException(Verdict::error,
+                             fmt::format("{}: the reply's {} is {}, not a time in nanoseconds (a reply that claims "
+                                         "its call's time gives elapsed_ns and host_ns)",
+                                         what_, name, v.dump().substr(0, 80)));
+    }
+    return v.get<double>();
+  };
+  TimedCall claimed;
+  claimed.device_ns = number("elapsed_ns");
+  claimed.wall_ns = number("host_ns");
+  return claimed;
+}
+
+// Each request held one call; those of the warm-up come first. The harness
+// copied the sets around the requests, outside its clock, so a request is
+// allowed what a compiled worker's is when the harness owns its memory.
+void ProcessTiming::witness_claims(protocol::TimeReply& reply) const {
+  reply.harness_copies = true;
+  if (witness_part_disabled("process-claims")) return;
+  for (size_t i = 0; i < request_ns_.size(); ++i) {
+    protocol::WitnessedRequest r;
+    r.ns = request_ns_[i];
+    (i < reply.warmup_calls ? r.warmup_calls : r.timed_calls) = 1;
+    r.claimed_ns = claimed_ns_[i];
+    reply.witnessed.push_back(r);
+  }
 }
 
 // Only with the defence switched off (twin-reads-at-reply): the round's

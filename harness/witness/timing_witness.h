@@ -21,6 +21,10 @@ namespace harness {
 // real time spent to look slower (FreshInputs exposes that).
 inline constexpr double kWitnessMargin = 1.5;
 
+// Allowed per call for the timed loop's own work between two calls (its
+// clock reads, its running median).
+inline constexpr double kWitnessPerCallNs = 10e3;
+
 // What the witness allows for beyond the calls themselves.
 struct WitnessAllowances {
   double per_call_ns = 0;                 // between two calls (re-poisoning, bookkeeping)

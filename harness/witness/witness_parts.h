@@ -13,7 +13,9 @@ namespace harness {
 // device-memory-verdict and gpu-host-memory-verdict (a CUDA worker's device
 // or host memory beyond its claim is understated_memory: CaseContext),
 // twin-reads-at-reply (a protocol 2 process's timed call is copied out of
-// its twins as it replies, else when the round ends: ProcessTiming).
+// its twins as it replies, else when the round ends: ProcessTiming),
+// process-claims (a process's claimed call times are judged against the
+// harness's clock around its requests: ProcessTiming::witness_claims).
 const std::vector<std::string>& witness_part_names();
 // Read from the environment on every call, like the sandbox's parts.
 std::vector<std::string> disabled_witness_parts();

@@ -6,9 +6,11 @@
 #include <stdlib.h>
 
 #include "harness/challenge_api/challenge.h"
+#include "harness/core/stats.h"
 #include "harness/executors/process_executor.h"
 #include "harness/results/results_json.h"
 #include "harness/submissions/manifest.h"
+#include "harness/witness/timing_witness.h"
 #include "support/test_support.h"
 
 namespace harness {
@@ -106,6 +108,45 @@ TEST(ProcessProtocolV2, ATimedCallsMemoryIsReadAsItRepliesNotWhenTheRoundEnds) {
   EXPECT_EQ(undefended.verdict, Verdict::pass) << undefended.message;
 }
 
+// Two small sets of softmax_topk timed by the fixture in `mode` (or by the
+// program `script` of the source tree's `folder`), the sets keeping their
+// inputs (no FreshInputs).
+protocol::TimeReply time_two_sets(const std::string& mode, const testing::TempFolder& tmp,
+                                  const std::string& folder = "tests/fixtures/softmax_topk/process-v2-misbehaving",
+                                  const std::string& script = "misbehaving.py") {
+  testing::ScopedEnv env("HARNESS_FIXTURE_MODE", mode);
+  ProcessTarget target;
+  target.challenge = "softmax_topk";
+  target.abi_version = find_challenge("softmax_topk").abi_version();
+  target.command = {"/usr/bin/python3", script};
+  target.folder = std::string(HARNESS_SOURCE_DIR) + "/" + folder;
+  target.log_path = tmp.path(mode + ".log");
+  target.scratch = tmp.path(mode + ".tensors");
+  target.declared_ops = find_challenge("softmax_topk").config().raw.at("ops");
+  target.protocol = 2;
+  target.device_memory = make_stand_in_device_memory();
+  ProcessExecutor process(target);
+  std::vector<std::unique_ptr<SharedTensor>> tensors;
+  std::vector<std::vector<Binding>> sets;
+  uint64_t id = 1;
+  for (int s = 0; s < 2; ++s) {
+    tensors.push_back(std::make_unique<SharedTensor>(id++, TensorSpec{"logits", DType::f32, {16, 256}}));
+    tensors.push_back(std::make_unique<SharedTensor>(id++, TensorSpec{"probs", DType::f32, {16, 4}}));
+    tensors.push_back(std::make_unique<SharedTensor>(id++, TensorSpec{"indices", DType::i32, {16, 4}}));
+    float* x = tensors[tensors.size() - 3]->as<float>();
+    for (size_t i = 0; i < 16 * 256; ++i) x[i] = static_cast<float>((i * 7919) % 256) / 32.0f;
+    sets.push_back({{tensors[tensors.size() - 3].get(), protocol::Access::in},
+                    {tensors[tensors.size() - 2].get(), protocol::Access::out},
+                    {tensors[tensors.size() - 1].get(), protocol::Access::out}});
+  }
+  protocol::TimingPolicy policy;
+  policy.warmup_ms = 0;
+  policy.max_ms = 100;
+  policy.max_samples = 6;
+  const json scalars{{"rows", 16}, {"vocab", 256}, {"k", 4}};
+  return process.time("softmax_topk", scalars, sets, policy, 20, FreshInputs{});
+}
+
 // A timing whose sets keep their inputs (no FreshInputs; no challenge times
 // so today, the contract allows it) cannot rely on a round's checks: the
 // memory would hand a process that answers each set once its last answer
@@ -116,40 +157,7 @@ TEST(ProcessProtocolV2, ATimedCallsMemoryIsReadAsItRepliesNotWhenTheRoundEnds) {
 TEST(ProcessProtocolV2, WithoutFreshInputsEveryTimedCallMustWriteItsOutputs) {
   SKIP_WITHOUT_NUMPY();
   testing::TempFolder tmp;
-  const std::string folder = std::string(HARNESS_SOURCE_DIR) + "/tests/fixtures/softmax_topk/process-v2-misbehaving";
-  const auto time_sets = [&](const std::string& mode) {
-    testing::ScopedEnv env("HARNESS_FIXTURE_MODE", mode);
-    ProcessTarget target;
-    target.challenge = "softmax_topk";
-    target.abi_version = find_challenge("softmax_topk").abi_version();
-    target.command = {"/usr/bin/python3", "misbehaving.py"};
-    target.folder = folder;
-    target.log_path = tmp.path(mode + ".log");
-    target.scratch = tmp.path(mode + ".tensors");
-    target.declared_ops = find_challenge("softmax_topk").config().raw.at("ops");
-    target.protocol = 2;
-    target.device_memory = make_stand_in_device_memory();
-    ProcessExecutor process(target);
-    std::vector<std::unique_ptr<SharedTensor>> tensors;
-    std::vector<std::vector<Binding>> sets;
-    uint64_t id = 1;
-    for (int s = 0; s < 2; ++s) {
-      tensors.push_back(std::make_unique<SharedTensor>(id++, TensorSpec{"logits", DType::f32, {16, 256}}));
-      tensors.push_back(std::make_unique<SharedTensor>(id++, TensorSpec{"probs", DType::f32, {16, 4}}));
-      tensors.push_back(std::make_unique<SharedTensor>(id++, TensorSpec{"indices", DType::i32, {16, 4}}));
-      float* x = tensors[tensors.size() - 3]->as<float>();
-      for (size_t i = 0; i < 16 * 256; ++i) x[i] = static_cast<float>((i * 7919) % 256) / 32.0f;
-      sets.push_back({{tensors[tensors.size() - 3].get(), protocol::Access::in},
-                      {tensors[tensors.size() - 2].get(), protocol::Access::out},
-                      {tensors[tensors.size() - 1].get(), protocol::Access::out}});
-    }
-    protocol::TimingPolicy policy;
-    policy.warmup_ms = 0;
-    policy.max_ms = 100;
-    policy.max_samples = 6;
-    const json scalars{{"rows", 16}, {"vocab", 256}, {"k", 4}};
-    return process.time("softmax_topk", scalars, sets, policy, 20, FreshInputs{});
-  };
+  const auto time_sets = [&](const std::string& mode) { return time_two_sets(mode, tmp); };
   const protocol::TimeReply honest = time_sets("ok");
   EXPECT_EQ(honest.status, 0) << honest.message;
   EXPECT_GE(honest.device_ns.size(), 4u);
@@ -161,6 +169,51 @@ TEST(ProcessProtocolV2, WithoutFreshInputsEveryTimedCallMustWriteItsOutputs) {
     EXPECT_NE(e.message().find("the process replied ok but left output probs unwritten"), std::string::npos)
         << e.message();
   }
+}
+
+// A process may claim its timed calls' times (protocol 2), as a compiled
+// worker does; the claims are judged like a worker's against the harness's
+// clock around each request. An honest claim holds; a process that claims a
+// tenth of each call's 20 ms is forged_timing. Without the witness
+// (HARNESS_WITNESS_DISABLE=process-claims) its claims stood: ten times its
+// speed.
+TEST(ProcessProtocolV2, ClaimedCallTimesAreWitnessedLikeACompiledWorkers) {
+  SKIP_WITHOUT_NUMPY();
+  testing::TempFolder tmp;
+  testing::ScopedEnv work("HARNESS_FIXTURE_WORK_MS", "20");
+  const auto judged = [](const protocol::TimeReply& reply) {
+    WitnessAllowances allowances = request_allowances("cpu", reply.staged, reply.harness_copies, 0);
+    allowances.per_call_ns = kWitnessPerCallNs;
+    return judge_timing(reply.witnessed, median(reply.device_ns), allowances);
+  };
+  const protocol::TimeReply honest = time_two_sets("ok", tmp);
+  ASSERT_EQ(honest.status, 0) << honest.message;
+  ASSERT_EQ(honest.witnessed.size(), honest.device_ns.size() + honest.warmup_calls);
+  EXPECT_GE(median(honest.device_ns), 20e6);
+  EXPECT_FALSE(judged(honest).contradicted) << judged(honest).message;
+
+  const protocol::TimeReply forged = time_two_sets("claims-tenth", tmp);
+  ASSERT_EQ(forged.status, 0) << forged.message;
+  EXPECT_LT(median(forged.device_ns), 3e6);
+  const WitnessJudgement caught = judged(forged);
+  EXPECT_TRUE(caught.contradicted);
+  EXPECT_GT(caught.median_excess, 5.0) << caught.message;
+
+  // The Python client claims its timed calls by the host clock.
+  const protocol::TimeReply client = time_two_sets("", tmp, "submissions/softmax_topk/numpy", "adapter.py");
+  ASSERT_EQ(client.status, 0) << client.message;
+  ASSERT_EQ(client.witnessed.size(), client.device_ns.size() + client.warmup_calls);
+  for (const protocol::WitnessedRequest& w : client.witnessed) {
+    EXPECT_GT(w.claimed_ns, 0);
+    EXPECT_LT(w.claimed_ns, w.ns);  // within the harness's clock around the request
+  }
+  EXPECT_FALSE(judged(client).contradicted) << judged(client).message;
+
+  testing::TempFolder other;
+  testing::ScopedEnv off("HARNESS_WITNESS_DISABLE", "process-claims");
+  const protocol::TimeReply unwitnessed = time_two_sets("claims-tenth", other);
+  EXPECT_TRUE(unwitnessed.witnessed.empty());
+  EXPECT_LT(median(unwitnessed.device_ns), 3e6);
 }
 
 // The twins a process maps are the harness's memory, not the process's:

@@ -46,6 +46,7 @@ import mmap
 import os
 import socket
 import sys
+import time
 import traceback
 
 import numpy as np
@@ -71,6 +72,22 @@ def _host_output(value, spec):
     """An output as a NumPy array of the dtype the harness asks for (a
     same-kind cast: float64 to float32, int64 to int32); never reshaped."""
     return np.asarray(value).astype(np.dtype(spec["dtype"]), casting="same_kind", copy=False)
+
+
+class HostClock:
+    """A timed call's claim on the host's monotonic clock, from the
+    function's start to its outputs in place (what a CPU call claims; the
+    harness witnesses it with its own clock around the request)."""
+
+    def start(self):
+        self.begun = time.perf_counter_ns()
+
+    def mark(self):
+        pass
+
+    def stop(self):
+        ns = time.perf_counter_ns() - self.begun
+        return {"elapsed_ns": ns, "host_ns": ns}
 
 
 class _Files:
@@ -144,6 +161,10 @@ class SharedMemory:
     def finish():
         pass
 
+    @staticmethod
+    def clock():
+        return HostClock()
+
     def unmap(self, ids):
         for memory in ids:
             mapped = self.maps.pop(memory, None)
@@ -162,12 +183,21 @@ def _call(ops, request, tensors):
         return dict(reply, status="unsupported", message="no function for op " + request["op"])
     try:
         inputs = {name: tensors.load(spec) for name, spec in request["inputs"].items()}
+        # A timed call (protocol 2) claims its time, from the function's
+        # start to its outputs in place.
+        clock = tensors.clock() if request.get("timed") else None
+        if clock:
+            clock.start()
         results = function(request["scalars"], **inputs) or {}
         for name, spec in request["outputs"].items():
             if name not in results:
                 raise ValueError("the function returned no output named %r" % name)
             tensors.store(spec, results[name])
+        if clock:
+            clock.mark()
         tensors.finish()  # on a GPU: every output written before the reply says so
+        if clock:
+            reply.update(clock.stop())
         for name, value in results.items():
             if name not in request["outputs"]:
                 reply["scalars"][name] = value.item() if isinstance(value, np.generic) else value
