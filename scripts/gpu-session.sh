@@ -24,7 +24,9 @@
 #             the PyTorch fixture's GPU test (a full build), then
 #             the peak and every challenge on cuda, the PyTorch
 #             eager peers and Triton entries beside our kernels,
-#             and PyTorch eager timed in-process    processes.{log,json,md} in-process.json
+#             and the peers' own code timed in-process,
+#             beside them                           processes.{log,json,md} in-process.json
+#                                                   processes-beside-in-process.md
 #
 # Every step after `build` builds first if the build folder is missing or out
 # of date (a fresh machine keeps nothing), so any step can open a call.
@@ -67,7 +69,7 @@ for a in "$@"; do
     *) echo "gpu-session: unknown step '$a' (build probe tests witness selftest sanitize run peer twins processes, --dry-run)" >&2; exit 2 ;;
   esac
 done
-[ ${#steps[@]} -gt 0 ] || { sed -n '2,42p' "$0"; exit 2; }
+[ ${#steps[@]} -gt 0 ] || { sed -n '2,49p' "$0"; exit 2; }
 declare -A limit=()
 for l in ${STEP_LIMITS:-}; do limit[${l%%=*}]=${l#*=}; done
 current_step=build step_started=$SECONDS
@@ -240,7 +242,7 @@ step_run() {
 step_peer() {
   say "PyTorch eager beside our kernels"
   [ -f "$out/results.json" ] || [ $dry -eq 1 ] || { echo "peer: run the 'run' step first"; failed+=("peer"); return; }
-  do_ peer.log env PYTHONUNBUFFERED=1 python3 scripts/gpu/pytorch_eager.py "$out/results.json" -o "$out/peer.json" \
+  do_ peer.log env PYTHONUNBUFFERED=1 python3 scripts/gpu/pytorch_eager.py "$out/results.json" --code ops -o "$out/peer.json" \
     || failed+=("peer")
   do_ peer.log build/harness report "$out/results.json" --peer "$out/peer.json" -o "$out/report.md" || failed+=("peer report")
 }
@@ -292,8 +294,13 @@ step_processes() {
   [ ${#shards[@]} -gt 0 ] || return 0
   do_ processes.log build/harness merge "${shards[@]}" -o "$out/processes.json" || failed+=("merge")
   do_ processes.log build/harness report "$out/processes.json" -o "$out/processes.md" || failed+=("report")
-  skipping in-process || do_ processes.log env PYTHONUNBUFFERED=1 python3 scripts/gpu/pytorch_eager.py \
-    "$out/processes.json" -o "$out/in-process.json" || failed+=("in-process eager")
+  skipping in-process && return 0
+  # The peers' own code timed in-process, beside every row (the eager rows'
+  # figure there is how far the judged median lies from it).
+  do_ processes.log env PYTHONUNBUFFERED=1 python3 scripts/gpu/pytorch_eager.py \
+    "$out/processes.json" -o "$out/in-process.json" || { failed+=("in-process eager"); return 0; }
+  do_ processes.log build/harness report "$out/processes.json" --peer "$out/in-process.json" \
+    -o "$out/processes-beside-in-process.md" || failed+=("report beside in-process")
 }
 
 built=0

@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""PyTorch eager on the perf cases of a results file: the peer that
-`harness report --peer` sets beside our kernels ("x times PyTorch eager").
+"""PyTorch eager on the perf cases of a results file, timed in-process: the
+same code as the PyTorch eager peers the harness judges
+(submissions/<challenge>/pytorch-eager), for how far a judged row's median
+lies from it; or, for kv_cache (whose peer keeps a cache across calls) and
+with --code ops, PyTorch's own fused ops, set beside our kernels by
+`harness report --peer`.
 
     python3 scripts/gpu/pytorch_eager.py results.json -o peer.json
     python3 scripts/gpu/pytorch_eager.py results.json -o peer.json --backend numpy --device-kind cpu   # dry run
 
 For every perf case that a `--device-kind` entry of the results ran, the same
-shapes go through the framework's own ops, as a user of it would write them:
+shapes go through the peer's functions (softmax_topk, layernorm_backward's
+forward and backward, attention's forward and backward), or with --code ops
+through the framework's own ops, as a user of it would write them:
   softmax_topk        torch.softmax then torch.topk
   layernorm_backward  F.layer_norm forward, or its backward through autograd
   kv_cache (decode)   F.scaled_dot_product_attention over the dense K/V that
@@ -26,8 +32,10 @@ the script and the report on a machine without a GPU: its figures mean
 nothing about PyTorch.
 """
 import argparse
+import importlib.util
 import json
 import math
+import os
 import sys
 import time
 
@@ -259,6 +267,69 @@ PLANNERS = {"softmax_topk": plan_softmax_topk, "layernorm_backward": plan_layern
             "attention": plan_attention}
 
 
+def load_peer(challenge):
+    """The PyTorch eager peer's module, imported: its functions, not serving."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    client = os.path.join(root, "harness", "clients", "python")
+    if client not in sys.path:
+        sys.path.insert(0, client)
+    spec = importlib.util.spec_from_file_location(
+        "peer_" + challenge, os.path.join(root, "submissions", challenge, "pytorch-eager", "eager.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def scalars_of(p, names):
+    return {name: p[name] for name in names}
+
+
+def plan_peer_softmax_topk(b, p):
+    peer = load_peer("softmax_topk")
+    scalars = scalars_of(p, ("rows", "vocab", "k"))
+    sets = [b.normal((p["rows"], p["vocab"]), 2.0) for _ in range(set_count(b, p["rows"] * p["vocab"] * 4))]
+    return [("", "the peer's softmax_topk", {}, [lambda x=x: peer.softmax_topk(scalars, x) for x in sets])]
+
+
+def plan_peer_layernorm(b, p):
+    peer = load_peer("layernorm_backward")
+    rows, dim = p["rows"], p["dim"]
+    scalars = {"rows": rows, "dim": dim, "eps": p.get("eps", 1e-5)}
+    gamma, beta = b.normal((dim,), 0.1) + 1, b.normal((dim,), 0.1)
+    forward = p.get("ops", "both") == "forward"
+    xs = [b.normal((rows, dim)) for _ in range(set_count(b, rows * dim * 4 * (2 if forward else 3)))]
+    if forward:
+        return [("", "the peer's forward", {}, [lambda x=x: peer.forward(scalars, x, gamma, beta) for x in xs])]
+    calls = []
+    for x in xs:
+        saved, dy = peer.forward(scalars, x, gamma, beta)["saved"], b.normal((rows, dim))
+        calls.append(lambda x=x, saved=saved, dy=dy: peer.backward(scalars, dy, x, gamma, saved))
+    return [("", "the peer's backward", {}, calls)]
+
+
+def plan_peer_attention(b, p):
+    peer = load_peer("attention")
+    scalars = scalars_of(p, ("batch", "heads_q", "heads_kv", "n_q", "n_kv", "dim", "scale", "causal"))
+    batch, hq, hkv, n_q, n_kv, d = (p[n] for n in ("batch", "heads_q", "heads_kv", "n_q", "n_kv", "dim"))
+    backward = p["op"] == "backward"
+    q_bytes, kv_bytes = 4 * batch * hq * n_q * d, 4 * batch * hkv * n_kv * d
+    calls = []
+    for _ in range(set_count(b, (4 if backward else 2) * q_bytes + (4 if backward else 2) * kv_bytes)):
+        q, k, v = b.normal((batch, hq, n_q, d)), b.normal((batch, hkv, n_kv, d)), b.normal((batch, hkv, n_kv, d))
+        if not backward:
+            calls.append(lambda q=q, k=k, v=v: peer.forward(scalars, q, k, v))
+            continue
+        out = peer.forward(scalars, q, k, v)
+        dout = b.normal((batch, hq, n_q, d))
+        calls.append(lambda q=q, k=k, v=v, o=out["o"], lse=out["lse"], dout=dout:
+                     peer.backward(scalars, q, k, v, o, lse, dout))
+    return [("", "the peer's " + p["op"], {}, calls)]
+
+
+PEER_PLANNERS = {"softmax_topk": plan_peer_softmax_topk, "layernorm_backward": plan_peer_layernorm,
+                 "attention": plan_peer_attention}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results")
@@ -267,6 +338,8 @@ def main():
     parser.add_argument("--device-kind", default="cuda", help="measure the perf cases of entries on this device kind")
     parser.add_argument("--case", action="append", default=[], help="only these case ids (repeatable)")
     parser.add_argument("--quick", action="store_true", help="fewer, shorter batches")
+    parser.add_argument("--code", choices=["peers", "ops"], default="peers",
+                        help="the peers' own functions where a challenge has one (torch only), or PyTorch's fused ops")
     args = parser.parse_args()
 
     with open(args.results) as f:
@@ -275,7 +348,8 @@ def main():
     policy = {"warmup_s": 0.05, "batches": 30, "batch_calls": 10, "max_s": 2.0}
     if args.quick or args.backend == "numpy":
         policy = {"warmup_s": 0.0, "batches": 5, "batch_calls": 2, "max_s": 0.5}
-    peer = {"schema": "harness.peer/v1", "peer": "PyTorch eager" if args.backend == "torch" else "numpy (dry run)",
+    name = "PyTorch eager" + (" (the peers' code)" if args.code == "peers" else "")
+    peer = {"schema": "harness.peer/v1", "peer": name if args.backend == "torch" else "numpy (dry run)",
             "device": backend.description, "device_kind": args.device_kind, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "results": args.results, "timing": "median per call over batches of calls queued back to back",
             "cases": []}
@@ -287,6 +361,8 @@ def main():
         if args.case and case["id"] not in args.case:
             continue
         planner = PLANNERS.get(challenge)
+        if args.code == "peers" and args.backend == "torch":
+            planner = PEER_PLANNERS.get(challenge, planner)
         if planner is None:
             print(f"pytorch_eager: no PyTorch equivalent known for {challenge}; skipped", file=sys.stderr)
             continue

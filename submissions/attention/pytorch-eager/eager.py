@@ -68,4 +68,5 @@ def backward(scalars, q, k, v, o, lse, dout):
     return {"dq": dq.flatten(1, 2), "dk": dk, "dv": dv}
 
 
-harness_client.serve({"forward": forward, "backward": backward})
+if __name__ == "__main__":  # run by the harness; imported (scripts/gpu/pytorch_eager.py), the functions alone
+    harness_client.serve({"forward": forward, "backward": backward})

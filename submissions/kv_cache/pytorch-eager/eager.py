@@ -79,5 +79,6 @@ def attend(scalars, q):
     return {"out": out}
 
 
-harness_client.serve({"format": format, "create": create, "destroy": destroy, "append": append, "attend": attend,
-                      "release": release, "bytes_in_use": bytes_in_use})
+if __name__ == "__main__":  # run by the harness; imported (scripts/gpu/pytorch_eager.py), the functions alone
+    harness_client.serve({"format": format, "create": create, "destroy": destroy, "append": append, "attend": attend,
+                          "release": release, "bytes_in_use": bytes_in_use})

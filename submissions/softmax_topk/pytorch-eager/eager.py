@@ -11,4 +11,5 @@ def softmax_topk(scalars, logits):
     return {"probs": probs, "indices": indices.int()}
 
 
-harness_client.serve({"softmax_topk": softmax_topk})
+if __name__ == "__main__":  # run by the harness; imported (scripts/gpu/pytorch_eager.py), the functions alone
+    harness_client.serve({"softmax_topk": softmax_topk})
