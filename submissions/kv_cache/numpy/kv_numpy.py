@@ -97,19 +97,20 @@ def attend_in(dtype):
             load = chosen["storage"][3]
             keys = load(cache["sequences"][sequence]["k"][layer]).astype(dtype)   # [T, Hkv, d]
             values = load(cache["sequences"][sequence]["v"][layer]).astype(dtype)
-            total = keys.shape[0]
-            # Query head h reads kv head h // group.
-            keys = np.repeat(keys, group, axis=1)                               # [T, Hq, d]
-            values = np.repeat(values, group, axis=1)
-            queries = q[row:row + n].astype(dtype)                              # [n, Hq, d]
-            scores = np.einsum("nhd,thd->nht", queries, keys) / dtype(np.sqrt(c["head_dim"]))
+            total, kv_heads, d = keys.shape
+            # Query head h reads kv head h // group: per kv head, its group's
+            # queries of every row, [Hkv, n * group, d], one matrix product each.
+            queries = q[row:row + n].astype(dtype).reshape(n, kv_heads, group, d)
+            queries = queries.transpose(1, 0, 2, 3).reshape(kv_heads, n * group, d)
+            scores = (queries @ keys.transpose(1, 2, 0)) / dtype(np.sqrt(c["head_dim"]))  # [Hkv, n * group, T]
             positions = total - n + np.arange(n)                                # each query's own position
             future = np.arange(total)[None, :] > positions[:, None]            # [n, T]
-            scores = np.where(future[:, None, :], dtype(-np.inf), scores)
+            scores = np.where(np.repeat(future, group, axis=0)[None], dtype(-np.inf), scores)
             scores -= scores.max(axis=2, keepdims=True)
             weights = np.exp(scores)
             weights /= weights.sum(axis=2, keepdims=True, dtype=dtype)
-            out[row:row + n] = np.einsum("nht,thd->nhd", weights, values)
+            heads = weights @ values.transpose(1, 0, 2)                          # [Hkv, n * group, d]
+            out[row:row + n] = heads.reshape(kv_heads, n, group, d).transpose(1, 0, 2, 3).reshape(n, -1, d)
             row += n
         return {"out": out}
 

@@ -10,28 +10,38 @@ def saved_state_bytes(scalars):
     return {"bytes": 16 * scalars["rows"]}
 
 
-def statistics(x, eps):
-    x = x.astype(np.float64)
-    mean = x.mean(axis=1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=1, keepdims=True)  # two passes: no E[x^2] - E[x]^2
-    return mean, 1.0 / np.sqrt(var + eps)
-
-
 def forward(scalars, x, gamma, beta):
-    mean, rstd = statistics(x, scalars["eps"])
-    y = (x - mean) * rstd * gamma + beta
+    # Two passes over a float64 copy (no E[x^2] - E[x]^2), which becomes y in place.
+    c = x.astype(np.float64)
+    mean = c.mean(axis=1, keepdims=True)
+    c -= mean
+    rstd = 1.0 / np.sqrt(np.einsum("ij,ij->i", c, c)[:, None] / c.shape[1] + scalars["eps"])
+    c *= rstd
+    c *= gamma
+    c += beta
     saved = np.concatenate([mean[:, 0], rstd[:, 0]]).astype(np.float64)
-    return {"y": y, "saved": saved.view(np.uint8)}
+    return {"y": c, "saved": saved.view(np.uint8)}
 
 
 def backward(scalars, dy, x, gamma, saved):
-    rows = scalars["rows"]
+    rows, dim = scalars["rows"], scalars["dim"]
     state = saved.view(np.float64)
     mean, rstd = state[:rows, None], state[rows:, None]
-    xhat = (x - mean) * rstd
-    g = dy.astype(np.float64) * gamma
-    dx = rstd * (g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True))
-    return {"dx": dx, "dgamma": (dy * xhat).sum(axis=0), "dbeta": dy.astype(np.float64).sum(axis=0)}
+    xhat = x.astype(np.float64)
+    xhat -= mean
+    xhat *= rstd
+    g = dy.astype(np.float64)
+    dbeta = g.sum(axis=0)
+    dgamma = np.einsum("ij,ij->j", g, xhat)
+    g *= gamma
+    # dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), in place
+    g_mean = g.sum(axis=1, keepdims=True) / dim
+    gx_mean = np.einsum("ij,ij->i", g, xhat)[:, None] / dim
+    g -= g_mean
+    xhat *= gx_mean
+    g -= xhat
+    g *= rstd
+    return {"dx": g, "dgamma": dgamma, "dbeta": dbeta}
 
 
 harness_client.serve({"saved_state_bytes": saved_state_bytes, "forward": forward, "backward": backward})

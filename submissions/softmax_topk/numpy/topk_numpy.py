@@ -5,12 +5,13 @@ import numpy as np
 
 def softmax_topk(scalars, logits):
     k = scalars["k"]
-    # The full softmax, in float64, with the row maximum subtracted.
+    # Each row's sum of exp(x - max), in float64; x is overwritten with the
+    # exponentials, of which only the k winners' are kept.
     x = logits.astype(np.float64)
-    e = np.exp(x - x.max(axis=1, keepdims=True))
-    p = e / e.sum(axis=1, keepdims=True)
+    x -= x.max(axis=1, keepdims=True)
+    total = np.exp(x, out=x).sum(axis=1, keepdims=True)
     # The k largest logits in any order, then sorted by logit (ties either way).
-    top = np.argpartition(-x, k - 1, axis=1)[:, :k]
-    order = np.argsort(-np.take_along_axis(x, top, axis=1), axis=1, kind="stable")
+    top = np.argpartition(logits, logits.shape[1] - k, axis=1)[:, -k:]
+    order = np.argsort(-np.take_along_axis(logits, top, axis=1), axis=1, kind="stable")
     indices = np.take_along_axis(top, order, axis=1)
-    return {"probs": np.take_along_axis(p, indices, axis=1), "indices": indices}
+    return {"probs": np.take_along_axis(x, indices, axis=1) / total, "indices": indices}
