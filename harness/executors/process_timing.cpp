@@ -131,7 +131,8 @@ TimedCall ProcessTiming::exchange(size_t s) {
   timed.status = process_.status_of(answer, id, what_, &message_);
   if (timed.status != HARNESS_STATUS_OK) return timed;
   request_ns_.push_back(timed.wall_ns);
-  const std::optional<TimedCall> claimed = claim_of(answer);
+  // Only version 2 claims (version 1's replies are timed by the clock alone).
+  const std::optional<TimedCall> claimed = process_.computes_in_twins() ? claim_of(answer) : std::optional<TimedCall>();
   claimed_ns_.push_back(claimed ? claimed->device_ns : -1);
   if (!claimed) return timed;
   ++claims_;
