@@ -272,15 +272,19 @@ step_processes() {
   fi
   skipping peak || do_ processes.log build/harness peak --device cuda || failed+=("peak")
   local c part
+  # softmax_topk's Triton entry is a submission; layernorm's waits among the
+  # test fixtures until it has passed here (fixture-triton).
+  local fixtures=(env HARNESS_SUBMISSION_INDEX=build/tests/fixture_index.json)
   for c in softmax_topk layernorm_backward; do
     in_scope "$c" && [[ -z "${SUBMISSIONS:-}" || ",$SUBMISSIONS," == *,triton,* ]] || continue
-    local first=correctness.normal.r64.v1024.k10
-    [ "$c" = softmax_topk ] || first=correctness.normal.r512.d768
-    do_ processes.log build/harness run "$c" -s triton --device cuda --case "$first" --seed 1 -v -o /tmp/probe.json && continue
+    local first=correctness.normal.r64.v1024.k10 name=triton index=()
+    [ "$c" = softmax_topk ] || { first=correctness.normal.r512.d768 name=fixture-triton index=("${fixtures[@]}"); }
+    do_ processes.log "${index[@]}" build/harness run "$c" -s $name --device cuda --case "$first" --seed 1 -v \
+      -o /tmp/probe.json && continue
     for part in seccomp landlock caps rlimits all; do
-      echo "-- triton $c $first with HARNESS_SANDBOX_DISABLE=$part" | tee -a "$out/processes.log"
-      do_ processes.log env HARNESS_SANDBOX_DISABLE=$part build/harness run "$c" -s triton --device cuda --case "$first" \
-        --seed 1 -v -o /tmp/probe.json
+      echo "-- $name $c $first with HARNESS_SANDBOX_DISABLE=$part" | tee -a "$out/processes.log"
+      do_ processes.log "${index[@]}" env HARNESS_SANDBOX_DISABLE=$part build/harness run "$c" -s $name --device cuda \
+        --case "$first" --seed 1 -v -o /tmp/probe.json
     done
   done
   # One challenge at a time, so that a bounded step keeps what it finished.
@@ -291,6 +295,10 @@ step_processes() {
       -o "$out/processes-$c.json" || failed+=("processes run $c")
     [ -f "$out/processes-$c.json" ] && shards+=("$out/processes-$c.json")
   done
+  if in_scope layernorm_backward && [[ -z "${SUBMISSIONS:-}" || ",$SUBMISSIONS," == *,triton,* ]]; then
+    do_ processes.log "${fixtures[@]}" build/harness run layernorm_backward -s fixture-triton --device cuda \
+      --seed "$seed" -o "$out/triton-layernorm_backward.json" || failed+=("triton layernorm_backward")
+  fi
   [ ${#shards[@]} -gt 0 ] || return 0
   do_ processes.log build/harness merge "${shards[@]}" -o "$out/processes.json" || failed+=("merge")
   do_ processes.log build/harness report "$out/processes.json" -o "$out/processes.md" || failed+=("report")
