@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "harness/core/clock.h"
@@ -88,13 +89,15 @@ protocol::TimeReply ProcessTiming::run(const protocol::TimingPolicy& policy, con
   reply.device_ns = loop.device_ns;
   reply.wall_ns = loop.wall_ns;
   reply.warmup_calls = loop.warmup_calls;
-  process_.claimed_timing_ = claims_ > 0;
-  if (claims_ > 0 && loop.status == HARNESS_STATUS_OK) {
-    if (claims_ != request_ns_.size()) {
+  const auto claims =
+      static_cast<size_t>(std::count_if(claimed_ns_.begin(), claimed_ns_.end(), [](const auto& c) { return c; }));
+  process_.claimed_timing_ = claims > 0;
+  if (claims > 0 && loop.status == HARNESS_STATUS_OK) {
+    if (claims != request_ns_.size()) {
       throw VerdictException(Verdict::error,
                              fmt::format("{}: the process claimed the time of {} of its {} calls: a process claims "
                                          "every timed call's time or none",
-                                         what_, claims_, request_ns_.size()));
+                                         what_, claims, request_ns_.size()));
     }
     witness_claims(reply);
   }
@@ -133,9 +136,8 @@ TimedCall ProcessTiming::exchange(size_t s) {
   request_ns_.push_back(timed.wall_ns);
   // Only version 2 claims (version 1's replies are timed by the clock alone).
   const std::optional<TimedCall> claimed = process_.computes_in_twins() ? claim_of(answer) : std::optional<TimedCall>();
-  claimed_ns_.push_back(claimed ? claimed->device_ns : -1);
+  claimed_ns_.push_back(claimed ? std::optional<double>(claimed->device_ns) : std::nullopt);
   if (!claimed) return timed;
-  ++claims_;
   timed.device_ns = claimed->device_ns;
   timed.wall_ns = claimed->wall_ns;
   return timed;
@@ -173,7 +175,7 @@ void ProcessTiming::witness_claims(protocol::TimeReply& reply) const {
     protocol::WitnessedRequest r;
     r.ns = request_ns_[i];
     (i < reply.warmup_calls ? r.warmup_calls : r.timed_calls) = 1;
-    r.claimed_ns = claimed_ns_[i];
+    r.claimed_ns = *claimed_ns_[i];  // every request claimed (run() checked)
     reply.witnessed.push_back(r);
   }
 }

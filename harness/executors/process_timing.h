@@ -56,9 +56,8 @@ class ProcessTiming {
   bool fresh_inputs_ = false;
   bool reads_at_reply_ = true;
   std::string message_;
-  std::vector<double> request_ns_;  // the harness's clock around each request, in order
-  std::vector<double> claimed_ns_;  // each request's claimed time, where it claimed
-  size_t claims_ = 0;
+  std::vector<double> request_ns_;                 // the harness's clock around each request, in order
+  std::vector<std::optional<double>> claimed_ns_;  // each request's claimed time, where it claimed
 };
 
 }  // namespace harness

@@ -194,7 +194,8 @@ TEST(ProcessProtocolV2, ClaimedCallTimesAreWitnessedLikeACompiledWorkers) {
 
   const protocol::TimeReply forged = time_two_sets("claims-tenth", tmp);
   ASSERT_EQ(forged.status, 0) << forged.message;
-  EXPECT_LT(median(forged.device_ns), 3e6);
+  // A tenth of the same work's claim (bounded by a quarter, for a busy machine).
+  EXPECT_LT(median(forged.device_ns), median(honest.device_ns) / 4);
   const WitnessJudgement caught = judged(forged);
   EXPECT_TRUE(caught.contradicted);
   EXPECT_GT(caught.median_excess, 5.0) << caught.message;
@@ -213,7 +214,7 @@ TEST(ProcessProtocolV2, ClaimedCallTimesAreWitnessedLikeACompiledWorkers) {
   testing::ScopedEnv off("HARNESS_WITNESS_DISABLE", "process-claims");
   const protocol::TimeReply unwitnessed = time_two_sets("claims-tenth", other);
   EXPECT_TRUE(unwitnessed.witnessed.empty());
-  EXPECT_LT(median(unwitnessed.device_ns), 3e6);
+  EXPECT_LT(median(unwitnessed.device_ns), median(honest.device_ns) / 4);
 }
 
 // The twins a process maps are the harness's memory, not the process's:

@@ -19,6 +19,15 @@ json valid() {
               {"defines", {"BLOCK=256"}}};
 }
 
+// A process submission's least manifest on `device`.
+json process_manifest(const std::string& device) {
+  return json{{"name", "p"},
+              {"challenge", "softmax_topk"},
+              {"device", device},
+              {"kind", "process"},
+              {"command", {"python3", "a.py"}}};
+}
+
 std::string error_of(const json& doc) {
   try {
     parse_manifest(doc, "/x/submission.json");
@@ -69,11 +78,7 @@ TEST(Manifest, MistakesAreNamedWithTheFile) {
 // (tensors in memory the harness owns); nothing else is a protocol, and a
 // compiled submission speaks none.
 TEST(Manifest, AProcessSubmissionNamesItsProtocol) {
-  json d{{"name", "p"},
-         {"challenge", "softmax_topk"},
-         {"device", "cpu"},
-         {"kind", "process"},
-         {"command", {"python3", "a.py"}}};
+  json d = process_manifest("cpu");
   EXPECT_EQ(parse_manifest(d, "/x/submission.json").protocol, 1);
   d["protocol"] = 2;
   EXPECT_EQ(parse_manifest(d, "/x/submission.json").protocol, 2);
@@ -94,11 +99,7 @@ TEST(Manifest, AProcessSubmissionNamesItsProtocol) {
 // arrays; its interpreter must import what it names. On the CPU they get
 // NumPy arrays or CPU tensors.
 TEST(Manifest, AGpuProcessSubmissionSpeaksProtocol2AndNamesItsArrays) {
-  json d{{"name", "p"},
-         {"challenge", "softmax_topk"},
-         {"device", "cuda"},
-         {"kind", "process"},
-         {"command", {"python3", "a.py"}}};
+  json d = process_manifest("cuda");
   EXPECT_NE(error_of(d).find("on \"device\": \"cuda\" needs \"protocol\": 2"), std::string::npos) << error_of(d);
   d["protocol"] = 2;
   Manifest m = parse_manifest(d, "/x/submission.json");
@@ -118,8 +119,7 @@ TEST(Manifest, AGpuProcessSubmissionSpeaksProtocol2AndNamesItsArrays) {
   d["device"] = "cpu";
   EXPECT_EQ(parse_manifest(d, "/x/submission.json").arrays, "torch");
   d["arrays"] = "cupy";
-  EXPECT_NE(error_of(d).find("\"arrays\": \"cupy\" on \"device\": \"cpu\" must be numpy or torch"),
-            std::string::npos)
+  EXPECT_NE(error_of(d).find("\"arrays\": \"cupy\" on \"device\": \"cpu\" must be numpy or torch"), std::string::npos)
       << error_of(d);
   json compiled = valid();
   compiled["imports"] = {"torch"};
