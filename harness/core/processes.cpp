@@ -1,12 +1,14 @@
 #include "harness/core/processes.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cctype>
-#include <fstream>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
-#include <sstream>
-#include <string>
 
 namespace harness {
 
@@ -14,18 +16,25 @@ namespace {
 
 // /proc/<pid>/stat is "pid (comm) state ppid pgrp ...", where comm may
 // itself hold spaces and parentheses: the fields are counted from the last
-// ')'. nullopt when the process is gone.
-std::optional<ProcessEntry> read_entry(const std::string& pid) {
-  std::ifstream stat("/proc/" + pid + "/stat");
-  std::string text;
-  if (!std::getline(stat, text)) return std::nullopt;
-  const size_t close = text.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(text.substr(close + 1));
-  std::string state;
+// ')'. nullopt when the process is gone. Read with plain system calls: a
+// listing reads every process's file, at every memory reading of a process
+// group.
+std::optional<ProcessEntry> read_entry(const char* pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%s/stat", pid);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char text[1024];
+  const ssize_t got = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  if (got <= 0) return std::nullopt;
+  text[got] = '\0';
+  const char* close = std::strrchr(text, ')');
+  if (close == nullptr) return std::nullopt;
+  char state = 0;
   long parent = 0, group = 0;
-  if (!(fields >> state >> parent >> group)) return std::nullopt;
-  return ProcessEntry{static_cast<pid_t>(std::stol(pid)), static_cast<pid_t>(parent), static_cast<pid_t>(group)};
+  if (std::sscanf(close + 1, " %c %ld %ld", &state, &parent, &group) != 3) return std::nullopt;
+  return ProcessEntry{static_cast<pid_t>(std::atol(pid)), static_cast<pid_t>(parent), static_cast<pid_t>(group)};
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "harness/executors/device_twins.h"
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -20,21 +21,16 @@ DeviceTwins::DeviceTwins(std::shared_ptr<DeviceMemory> memory)
     : memory_(std::move(memory)), pattern_seed_((uint64_t{std::random_device{}()} << 32) ^ std::random_device{}()) {}
 
 // Both margins start at a multiple of 8 bytes (a buffer is whole pages):
-// one pattern, eight bytes of this run's repeated, fills them both.
-std::vector<unsigned char> DeviceTwins::margin_pattern(uint64_t id) const {
-  const uint64_t word = splitmix64(pattern_seed_ ^ id);
-  std::vector<unsigned char> pattern(kMarginBytes);
-  for (size_t i = 0; i < kMarginBytes; ++i) pattern[i] = static_cast<unsigned char>(word >> ((i % 8) * 8));
-  return pattern;
-}
+// one word of this run's, repeated, fills them both.
+uint64_t DeviceTwins::margin_word(uint64_t id) const { return splitmix64(pattern_seed_ ^ id); }
 
 DeviceHandle DeviceTwins::add(SharedBuffer& buffer, const std::string& name) {
   HARNESS_CHECK(buffer.total_bytes() % 8 == 0, "buffer '{}' of {} bytes is not whole words", name,
                 buffer.total_bytes());
   Twin twin{memory_->allocate(twin_bytes(buffer), name), &buffer, name};
-  const std::vector<unsigned char> margin = margin_pattern(buffer.id());
-  twin.memory->upload(margin.data(), 0, kMarginBytes);
-  twin.memory->upload(margin.data(), kMarginBytes + buffer.total_bytes(), kMarginBytes);
+  margin_.assign(kMarginWords, margin_word(buffer.id()));
+  twin.memory->upload(margin_.data(), 0, kMarginBytes);
+  twin.memory->upload(margin_.data(), kMarginBytes + buffer.total_bytes(), kMarginBytes);
   DeviceHandle handle = twin.memory->handle();
   handle.open["offset"] = kMarginBytes;
   twins_[buffer.id()] = std::move(twin);
@@ -67,27 +63,31 @@ void DeviceTwins::copy_out(const std::set<uint64_t>& ids) {
   }
 }
 
-void DeviceTwins::check_margins(const Twin& twin) const {
+void DeviceTwins::check_margins(const Twin& twin) {
   const SharedBuffer& host = *twin.host;
   const size_t data_begin = kMarginBytes + SharedBuffer::data_offset();
   const size_t data_end = data_begin + host.data_bytes();
-  const std::vector<unsigned char> expected = margin_pattern(host.id());
-  std::vector<unsigned char> margin(kMarginBytes);
+  const uint64_t word = margin_word(host.id());
+  margin_.resize(kMarginWords);
   size_t changed = 0;
   size_t nearest = 0;
   bool before = false;
   for (const size_t start : {size_t{0}, kMarginBytes + host.total_bytes()}) {
-    twin.memory->download(margin.data(), start, kMarginBytes);
-    if (margin == expected) continue;
-    for (size_t i = 0; i < kMarginBytes; ++i) {
-      if (margin[i] == expected[i]) continue;
-      const size_t at = start + i;
-      const size_t distance = at < data_begin ? data_begin - at : at - data_end;
-      if (changed == 0 || distance < nearest) {
-        nearest = distance;
-        before = at < data_begin;
+    twin.memory->download(margin_.data(), start, kMarginBytes);
+    // Whole words first (vectorised); bytes only where a word differs.
+    if (std::all_of(margin_.begin(), margin_.end(), [word](uint64_t w) { return w == word; })) continue;
+    for (size_t w = 0; w < kMarginWords; ++w) {
+      if (margin_[w] == word) continue;
+      for (size_t b = 0; b < 8; ++b) {
+        if (((margin_[w] ^ word) >> (8 * b) & 0xFF) == 0) continue;
+        const size_t at = start + 8 * w + b;
+        const size_t distance = at < data_begin ? data_begin - at : at - data_end;
+        if (changed == 0 || distance < nearest) {
+          nearest = distance;
+          before = at < data_begin;
+        }
+        ++changed;
       }
-      ++changed;
     }
   }
   if (changed == 0) return;

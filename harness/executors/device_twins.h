@@ -27,6 +27,7 @@ class DeviceTwins {
  public:
   // Margins of this many bytes before and after each buffer.
   static constexpr size_t kMarginBytes = size_t{2} << 20;
+  static constexpr size_t kMarginWords = kMarginBytes / sizeof(uint64_t);
 
   explicit DeviceTwins(std::shared_ptr<DeviceMemory> memory);
 
@@ -55,12 +56,14 @@ class DeviceTwins {
     std::string name;
   };
   Twin& find(uint64_t id, const char* copy);
-  void check_margins(const Twin& twin) const;
-  std::vector<unsigned char> margin_pattern(uint64_t id) const;
+  void check_margins(const Twin& twin);
+  // The word repeated through the margins of buffer `id`.
+  uint64_t margin_word(uint64_t id) const;
 
   std::shared_ptr<DeviceMemory> memory_;
   uint64_t pattern_seed_;
   std::map<uint64_t, Twin> twins_;
+  std::vector<uint64_t> margin_;  // one margin's words, reused by add() and check_margins()
 };
 
 }  // namespace harness

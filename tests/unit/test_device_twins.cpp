@@ -78,6 +78,16 @@ TEST(DeviceTwins, AChangedMarginByteIsAWriteNamedByTensorSideAndDistance) {
   (worker.data - 100 * 1024)[0] ^= 0x01;
   const std::string before = margin_failure(twins, 8);
   EXPECT_NE(before.find("the nearest 100.0 KiB before its data (102400 bytes)"), std::string::npos) << before;
+  // Bytes are counted one by one, two within one word and one in the next.
+  (worker.data - 100 * 1024)[0] ^= 0x01;
+  twins.copy_out({8});
+  unsigned char* after = worker.data + kData + (1 << 20);
+  after[1] ^= 0x10;
+  after[3] ^= 0x10;
+  after[9] ^= 0x10;
+  const std::string three = margin_failure(twins, 8);
+  EXPECT_NE(three.find("3 bytes changed"), std::string::npos) << three;
+  EXPECT_NE(three.find("(1048577 bytes)"), std::string::npos) << three;
 }
 
 }  // namespace

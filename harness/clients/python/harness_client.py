@@ -39,7 +39,6 @@ Needs only the standard library and NumPy.
 """
 
 import ctypes
-import ctypes.util
 import inspect
 import json
 import mmap
@@ -234,16 +233,22 @@ def _disagreements(ops, declared_ops):
     return problems
 
 
+_MALLOC_TRIM = []
+
+
 def _give_back_freed_memory():
     """Returns the heap's free pages to the system (glibc's malloc_trim), so
     that the harness's memory witness sees what the process holds rather
     than what its allocator keeps for reuse. Nothing where libc has no
-    malloc_trim."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"))
-        libc.malloc_trim(0)
-    except (OSError, AttributeError, TypeError):
-        pass
+    malloc_trim. The symbol is looked up once, in the process's own
+    namespace: find_library would run ldconfig at every trim."""
+    if not _MALLOC_TRIM:
+        try:
+            _MALLOC_TRIM.append(ctypes.CDLL(None).malloc_trim)
+        except (OSError, AttributeError, TypeError):
+            _MALLOC_TRIM.append(None)
+    if _MALLOC_TRIM[0] is not None:
+        _MALLOC_TRIM[0](0)
 
 
 def serve(ops, stdin=None, stdout=None):
