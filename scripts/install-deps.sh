@@ -4,7 +4,12 @@
 # path builds and runs.
 set -euo pipefail
 
-packages=(cmake g++ make pkg-config nlohmann-json3-dev libcli11-dev libfmt-dev libseccomp-dev libgtest-dev libbenchmark-dev python3-junitparser python3-numpy)
+# libopenblas0-serial: NumPy's BLAS (Debian's default is the reference
+# implementation, whose matrix products are several times slower); the
+# single-threaded build, because the untimed cases of several entries run side
+# by side, and a threaded BLAS's buffers, allocated at its first product, would
+# be counted in a NumPy kv_cache's memory.
+packages=(cmake g++ make pkg-config nlohmann-json3-dev libcli11-dev libfmt-dev libseccomp-dev libgtest-dev libbenchmark-dev python3-junitparser python3-numpy libopenblas0-serial)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
