@@ -51,6 +51,25 @@ void InputStage::stage(SharedTensor& tensor, const void* bytes) {
   }
 }
 
+void InputStage::stage_elements(SharedTensor& tensor, const void* bytes, const std::vector<int64_t>& elements) {
+  HARNESS_CHECK(bytes != nullptr, "staging {} without contents", tensor.spec().name);
+  auto it = std::find_if(changes_.begin(), changes_.end(), [&](const TensorChanges& t) { return t.tensor == &tensor; });
+  if (it == changes_.end()) it = changes_.insert(changes_.end(), TensorChanges{&tensor, {}, {}});
+  it->runs.clear();
+  it->values.clear();
+  const size_t element = dtype_size(tensor.spec().dtype);
+  const auto count = static_cast<int64_t>(tensor.elements());
+  const auto* next = static_cast<const unsigned char*>(bytes);
+  int64_t last = -1;
+  for (const int64_t e : elements) {
+    HARNESS_CHECK(e > last && e < count, "staging {}: element {} is not above {} and below {} (indices ascending)",
+                  tensor.spec().name, e, last, count);
+    last = e;
+    const size_t offset = static_cast<size_t>(e) * element;
+    add_run(*it, offset, next + offset, element);
+  }
+}
+
 // Appends changed bytes, joined to the last run where they follow it.
 void InputStage::add_run(TensorChanges& changes, size_t offset, const unsigned char* values, size_t length) {
   if (!changes.runs.empty() && changes.runs.back().offset + changes.runs.back().length == offset) {

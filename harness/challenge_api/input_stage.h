@@ -19,6 +19,10 @@ class InputStage {
   // `bytes` (tensor.bytes() of them) are the tensor's contents for the next
   // round. Staging a tensor again replaces what was staged for it.
   void stage(SharedTensor& tensor, const void* bytes);
+  // As stage(), where the caller knows which elements may have changed: the
+  // elements at flat indices `elements` (ascending) are staged from `bytes`,
+  // and nothing else of either is read.
+  void stage_elements(SharedTensor& tensor, const void* bytes, const std::vector<int64_t>& elements);
 
   // Applies the staged changes of `tensor` to `base` (a copy of its bytes as
   // they are now, e.g. the harness's snapshot); false when none are staged.

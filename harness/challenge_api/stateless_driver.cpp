@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "harness/core/bulk_bytes.h"
 #include "harness/core/error.h"
 #include "harness/core/rng.h"
 
@@ -175,6 +176,7 @@ class StatelessRun {
     std::vector<std::vector<SharedTensor*>> timed_sets;
     for (const auto& set : sets_) timed_sets.push_back(tensors_of(ctx_, set, timed));
     ctx_.time(timed.op, timed.scalars, timed_sets, [this](InputStage& stage) { next_round(stage); });
+    check_refresh_was_staged();
     check_not_stale(timed, "timed repetitions: input set 2");
     for (size_t s = 0; s < sets_.size(); ++s) {
       check(timed, sets_[s], fmt::format("timed repetitions, input set {} of {}: ", s + 1, sets_.size()));
@@ -198,9 +200,38 @@ class StatelessRun {
                                        "check between rounds): {}",
                                        round_, s + 1, sets_.size(), row, report.message)));
       }
-      c_.refresh(ctx_.secret_seed(), sets_[s].inputs);
-      for (const std::string& name : c_.refreshed)
-        stage.stage(*sets_[s].shared.at(name), sets_[s].inputs.at(name).raw());
+      RefreshedElements changed;
+      c_.refresh(ctx_.secret_seed(), sets_[s].inputs, changed);
+      for (const auto& [name, elements] : changed) {
+        HARNESS_CHECK(std::find(c_.refreshed.begin(), c_.refreshed.end(), name) != c_.refreshed.end(),
+                      "the refresh wrote '{}', which is not among the refreshed tensors", name);
+      }
+      for (const std::string& name : c_.refreshed) {
+        SharedTensor& shared = *sets_[s].shared.at(name);
+        const void* next = sets_[s].inputs.at(name).raw();
+        const auto known = changed.find(name);
+        if (known == changed.end()) {
+          stage.stage(shared, next);
+        } else {
+          stage.stage_elements(shared, next, known->second);
+        }
+      }
+    }
+  }
+
+  // A refresh that records what it wrote has only that staged: anything it
+  // wrote unrecorded would leave the submission's inputs apart from those the
+  // checks use, and honest answers wrong. Compared once, after the last round
+  // (every round's inputs were checked unchanged by the submission).
+  void check_refresh_was_staged() const {
+    for (size_t s = 0; s < sets_.size(); ++s) {
+      for (const std::string& name : c_.refreshed) {
+        const SharedTensor& shared = *sets_[s].shared.at(name);
+        HARNESS_CHECK(same_bytes(shared.raw(), sets_[s].inputs.at(name).raw(), shared.bytes()),
+                      "input set {}: the refresh of '{}' wrote elements it did not record, which the submission "
+                      "was never given",
+                      s + 1, name);
+      }
     }
   }
 

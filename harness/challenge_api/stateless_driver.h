@@ -19,6 +19,7 @@ namespace harness {
 
 using HostTensors = std::map<std::string, HostTensor>;  // the generated inputs, pristine
 using TensorViews = std::map<std::string, TensorView>;  // every tensor of a set, as the ops left it
+using RefreshedElements = std::map<std::string, std::vector<int64_t>>;  // flat indices, by tensor
 
 // One op of a case; its tensors are those its declaration names (the
 // case's tensors of those names), used as it declares.
@@ -43,8 +44,11 @@ struct StatelessCase {
   // in place and cheaply, so that the right answer of every row changes and
   // a remembered answer is wrong. Only the tensors named in `refreshed` may
   // change, and no op before the timed one may read them (its results would
-  // go stale). Its seed is CaseContext::secret_seed.
-  std::function<void(uint64_t seed, HostTensors& inputs)> refresh;
+  // go stale). Its seed is CaseContext::secret_seed. It may record in
+  // `changed`, by tensor, the flat indices of every element it wrote
+  // (ascending): only those are then staged, where a tensor not recorded is
+  // compared whole with what the submission has (InputStage).
+  std::function<void(uint64_t seed, HostTensors& inputs, RefreshedElements& changed)> refresh;
   std::vector<std::string> refreshed;
   // Perf cases: checks row `row` (below `rows`) of the timed op's outputs
   // against the inputs, with the tolerances of the full check, after every

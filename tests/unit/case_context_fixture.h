@@ -163,7 +163,7 @@ struct Fixture {
     };
     op.steps = {step};
     // Every answer changes: y = 2x of the new x.
-    op.refresh = [](uint64_t seed, HostTensors& in) {
+    op.refresh = [](uint64_t seed, HostTensors& in, RefreshedElements&) {
       for (size_t i = 0; i < 16; ++i) in.at("x").as<float>()[i] += static_cast<float>(1 + seed % 3);
     };
     op.refreshed = {"x"};

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/challenge_api/input_stage.h"
+#include "harness/core/error.h"
 #include "harness/memory/shared_tensor.h"
 
 namespace harness {
@@ -28,6 +29,22 @@ TEST(InputStage, WritesOnlyTheWordsThatDifferAndOnlyWhenPublished) {
   EXPECT_EQ(std::memcmp(t.raw(), next, sizeof next), 0);
   SharedTensor other(2, TensorSpec{"z", DType::f32, {5}});
   EXPECT_FALSE(stage.apply(other, snapshot.data()));
+}
+
+// A refresh that knows what it wrote has only those elements staged: the rest
+// is not read, even where it differs.
+TEST(InputStage, StagesTheElementsAKnowingRefreshNamesAndNothingElse) {
+  SharedTensor t(1, TensorSpec{"x", DType::f32, {6}});
+  for (int i = 0; i < 6; ++i) t.as<float>()[i] = static_cast<float>(i);
+  const float next[6] = {0, 10, 20, 3, 40, 50};
+  InputStage stage;
+  stage.stage_elements(t, next, {1, 2, 4});
+  EXPECT_EQ(stage.changed_bytes(), 12u);
+  stage.publish();
+  const float expected[6] = {0, 10, 20, 3, 40, 5};  // element 5 differs but was not named
+  EXPECT_EQ(std::memcmp(t.raw(), expected, sizeof expected), 0);
+  EXPECT_THROW(stage.stage_elements(t, next, {2, 1}), HarnessError);
+  EXPECT_THROW(stage.stage_elements(t, next, {6}), HarnessError);
 }
 
 }  // namespace

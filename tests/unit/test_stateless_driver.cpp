@@ -181,7 +181,7 @@ struct FillThenCopy {
       std::memset(in.at("a").raw(), 0, in.at("a").bytes());
       std::memset(in.at("b").raw(), 0, in.at("b").bytes());
     };
-    op.refresh = [](uint64_t, HostTensors& in) { in.at("b").as<float>()[0] += 1; };
+    op.refresh = [](uint64_t, HostTensors& in, RefreshedElements&) { in.at("b").as<float>()[0] += 1; };
     op.refreshed = {"b"};
     op.rows = 1;
     op.check_row = [](const HostTensors&, const TensorViews&, int64_t) { return CheckReport{}; };
@@ -238,7 +238,7 @@ TEST(StatelessDriver, APerfCaseMustRefreshOnlyWhatNoEarlierOpRead) {
   op.timed_step = 1;
   CaseContext without(f.spec, f.settings, f.executor, f.device, f.result, test_ops());
   EXPECT_THROW(run_stateless_case(without, op), HarnessError);
-  op.refresh = [](uint64_t, HostTensors&) {};
+  op.refresh = [](uint64_t, HostTensors&, RefreshedElements&) {};
   op.refreshed = {"x"};  // "save" read it: its state would go stale
   op.rows = 8;
   op.check_row = [](const HostTensors&, const TensorViews&, int64_t) { return CheckReport{}; };

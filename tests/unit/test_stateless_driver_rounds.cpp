@@ -38,7 +38,7 @@ void expect_gets_through_without(StatelessReplay& r, const std::function<void(St
 
 TEST(StatelessDriver, AnAnswerRememberedByAddressPassesWhenNothingIsRefreshed) {
   StatelessReplay r;
-  expect_gets_through_without(r, [](StatelessCase& op) { op.refresh = [](uint64_t, HostTensors&) {}; });
+  expect_gets_through_without(r, [](StatelessCase& op) { op.refresh = [](uint64_t, HostTensors&, RefreshedElements&) {}; });
 }
 
 TEST(StatelessDriver, RefreshedInputsBetweenRoundsMakeARememberedAnswerWrong) {
@@ -90,9 +90,9 @@ TEST(StatelessDriver, AnswersPredictedFromARefreshSeedTheWorkerKnowsPass) {
   expect_gets_through_without(r, [case_seed = r.f.result.seed](StatelessCase& op) {
     // The refresh seeded as it once was; each set known by its inputs.
     op.refresh = [refresh = op.refresh, case_seed, sets = std::map<const HostTensors*, std::pair<size_t, int>>()](
-                     uint64_t, HostTensors& in) mutable {
+                     uint64_t, HostTensors& in, RefreshedElements& changed) mutable {
       auto& [index, round] = sets.try_emplace(&in, sets.size(), 0).first->second;
-      refresh(seed_from_the_printed_one(case_seed, index, ++round), in);
+      refresh(seed_from_the_printed_one(case_seed, index, ++round), in, changed);
     };
   });
 }
@@ -154,6 +154,49 @@ TEST(StatelessDriver, WorkSkippedInARoundBeforeTheLastIsUnwrittenOutput) {
   const auto v = verdict_of([&] { f.run_driver(); });
   EXPECT_EQ(v.verdict(), Verdict::unwritten_output) << v.message();
   EXPECT_NE(v.message().find("round 2"), std::string::npos) << v.message();
+}
+
+}  // namespace
+}  // namespace harness
+
+namespace harness {
+namespace {
+
+// A refresh that records what it writes has only that staged; an element it
+// writes unrecorded would be checked against inputs the submission never had
+// (honest answers judged wrong). The driver refuses such a refresh once the
+// rounds are over, naming the tensor; recording every write passes.
+TEST(StatelessDriver, ARefreshThatWritesElementsItDoesNotRecordIsRefused) {
+  for (const bool records_all : {true, false}) {
+    Fixture f(Suite::perf);
+    f.executor.rounds = 3;
+    f.executor.behaviour = [](const std::vector<Binding>& t, int) {
+      write_double(t);
+      return HARNESS_STATUS_OK;
+    };
+    StatelessCase op = f.doubling_op();
+    op.refresh = [records_all](uint64_t seed, HostTensors& in, RefreshedElements& changed) {
+      float* x = in.at("x").as<float>();
+      x[3] += static_cast<float>(1 + seed % 3);
+      x[9] += 1;
+      changed["x"] = records_all ? std::vector<int64_t>{3, 9} : std::vector<int64_t>{3};
+    };
+    // Rows between rounds unchecked, so that only the driver's own check stands
+    // between the unrecorded write and the checks at the end.
+    op.check_row = [](const HostTensors&, const TensorViews&, int64_t) { return CheckReport{}; };
+    CaseContext ctx(f.spec, f.settings, f.executor, f.device, f.result, test_ops());
+    if (records_all) {
+      EXPECT_NO_THROW(run_stateless_case(ctx, op));
+      continue;
+    }
+    try {
+      run_stateless_case(ctx, op);
+      ADD_FAILURE() << "an unrecorded write was not refused";
+    } catch (const HarnessError& e) {
+      EXPECT_NE(std::string(e.what()).find("the refresh of 'x' wrote elements it did not record"), std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -81,8 +81,8 @@ class AttentionChallenge : public harness::Challenge {
       };
       // Every query's o changes in two columns; lse, and so o's scale, stays.
       op.refreshed = {"v"};
-      op.refresh = [c](uint64_t seed, harness::HostTensors& in) {
-        harness::swap_two_in_each_row(in.at("v").as<float>(), c.kv_rows(), c.dim, seed);
+      op.refresh = [c](uint64_t seed, harness::HostTensors& in, harness::RefreshedElements& changed) {
+        harness::swap_two_in_each_row(in.at("v").as<float>(), c.kv_rows(), c.dim, seed, &changed["v"]);
       };
     } else {
       for (const char* name : {"dout", "dq"}) op.tensors.push_back(TensorSpec{name, DType::f32, q_shape});
@@ -103,8 +103,8 @@ class AttentionChallenge : public harness::Challenge {
       };
       // dq of every row and dk, dv of every key change; o and lse still fit.
       op.refreshed = {"dout"};
-      op.refresh = [c](uint64_t seed, harness::HostTensors& in) {
-        harness::swap_two_in_each_row(in.at("dout").as<float>(), c.q_rows(), c.dim, seed);
+      op.refresh = [c](uint64_t seed, harness::HostTensors& in, harness::RefreshedElements& changed) {
+        harness::swap_two_in_each_row(in.at("dout").as<float>(), c.q_rows(), c.dim, seed, &changed["dout"]);
       };
     }
     op.steps = {step};

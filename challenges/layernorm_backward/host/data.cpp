@@ -48,8 +48,8 @@ void generate_inputs(const LnCase& c, uint64_t seed, float* x, float* gamma, flo
   });
 }
 
-void swap_two_in_each_row(const LnCase& c, uint64_t seed, float* rows) {
-  harness::swap_two_in_each_row(rows, c.rows, c.dim, seed);
+void swap_two_in_each_row(const LnCase& c, uint64_t seed, float* rows, std::vector<int64_t>* changed) {
+  harness::swap_two_in_each_row(rows, c.rows, c.dim, seed, changed);
 }
 
 }  // namespace layernorm

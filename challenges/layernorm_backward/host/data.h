@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "ln_case.h"
 
@@ -18,6 +19,7 @@ void generate_inputs(const LnCase& c, uint64_t seed, float* x, float* gamma, flo
 // those two columns (y; dx, and dgamma, dbeta summed over rows) change, so
 // an answer remembered from before is wrong in every row of two or more
 // distinct values.
-void swap_two_in_each_row(const LnCase& c, uint64_t seed, float* rows);
+// With `changed`, the flat indices written (harness::swap_two_in_each_row).
+void swap_two_in_each_row(const LnCase& c, uint64_t seed, float* rows, std::vector<int64_t>* changed = nullptr);
 
 }  // namespace layernorm

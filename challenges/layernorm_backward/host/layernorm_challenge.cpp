@@ -93,8 +93,8 @@ class LayerNormChallenge : public harness::Challenge {
     // The timed forward reads x, the timed backward dy (x also, but the
     // saved state a forward made of it must stay true).
     const std::string refreshed = c.ops == Ops::forward ? "x" : "dy";
-    op.refresh = [c, refreshed](uint64_t seed, harness::HostTensors& in) {
-      swap_two_in_each_row(c, seed, in.at(refreshed).as<float>());
+    op.refresh = [c, refreshed](uint64_t seed, harness::HostTensors& in, harness::RefreshedElements& changed) {
+      swap_two_in_each_row(c, seed, in.at(refreshed).as<float>(), &changed[refreshed]);
     };
     op.refreshed = {refreshed};
     op.rows = c.rows;

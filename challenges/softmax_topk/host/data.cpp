@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "harness/challenge_api/input_refresh.h"
 #include "harness/core/parallel.h"
 #include "harness/core/rng.h"
 #include "structural_data.h"
@@ -126,7 +127,8 @@ size_t first_maximum(const float* row, size_t n) {
 
 }  // namespace
 
-void move_each_row_maximum(const TopkCase& c, uint64_t seed, float* logits) {
+void move_each_row_maximum(const TopkCase& c, uint64_t seed, float* logits, std::vector<int64_t>* changed) {
+  const harness::SwapRecord record(changed, c.rows, c.vocab);
   if (c.vocab < 2) return;
   const auto vocab = static_cast<size_t>(c.vocab);
   harness::parallel_for(static_cast<size_t>(c.rows), [&](size_t begin, size_t end) {
@@ -137,6 +139,7 @@ void move_each_row_maximum(const TopkCase& c, uint64_t seed, float* logits) {
       size_t other = rng.below(vocab - 1);
       if (other >= top) ++other;
       std::swap(row[top], row[other]);
+      record.row(static_cast<int64_t>(r), static_cast<int64_t>(top), static_cast<int64_t>(other));
     }
   });
 }

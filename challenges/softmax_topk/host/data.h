@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "topk_case.h"
 
@@ -16,6 +17,7 @@ void generate_logits(const TopkCase& c, uint64_t seed, float* logits);
 // logit trades places with another, drawn from `seed`. The row's values
 // (so its probabilities) stay as they were, its top index moves: an answer
 // remembered from before is wrong in every row of two or more columns.
-void move_each_row_maximum(const TopkCase& c, uint64_t seed, float* logits);
+// With `changed`, the flat indices written (harness::SwapRecord).
+void move_each_row_maximum(const TopkCase& c, uint64_t seed, float* logits, std::vector<int64_t>* changed = nullptr);
 
 }  // namespace softmax_topk

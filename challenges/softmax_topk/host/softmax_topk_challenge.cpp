@@ -40,8 +40,8 @@ class SoftmaxTopkChallenge : public harness::Challenge {
     op.generate = [c](uint64_t seed, harness::HostTensors& inputs) {
       generate_logits(c, seed, inputs.at("logits").as<float>());
     };
-    op.refresh = [c](uint64_t seed, harness::HostTensors& inputs) {
-      move_each_row_maximum(c, seed, inputs.at("logits").as<float>());
+    op.refresh = [c](uint64_t seed, harness::HostTensors& inputs, harness::RefreshedElements& changed) {
+      move_each_row_maximum(c, seed, inputs.at("logits").as<float>(), &changed["logits"]);
     };
     op.refreshed = {"logits"};
     op.rows = c.rows;
