@@ -8,8 +8,7 @@
 
 namespace harness {
 
-SwapRecord::SwapRecord(std::vector<int64_t>* changed, int64_t count, int64_t width)
-    : changed_(changed), width_(width) {
+SwapRecord::SwapRecord(std::vector<int64_t>* changed, int64_t count, int64_t width) : changed_(changed), width_(width) {
   if (changed_ != nullptr) changed_->assign(width < 2 ? 0 : static_cast<size_t>(2 * count), 0);
 }
 

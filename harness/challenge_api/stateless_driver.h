@@ -17,8 +17,8 @@
 
 namespace harness {
 
-using HostTensors = std::map<std::string, HostTensor>;  // the generated inputs, pristine
-using TensorViews = std::map<std::string, TensorView>;  // every tensor of a set, as the ops left it
+using HostTensors = std::map<std::string, HostTensor>;                  // the generated inputs, pristine
+using TensorViews = std::map<std::string, TensorView>;                  // every tensor of a set, as the ops left it
 using RefreshedElements = std::map<std::string, std::vector<int64_t>>;  // flat indices, by tensor
 
 // One op of a case; its tensors are those its declaration names (the

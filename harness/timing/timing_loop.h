@@ -38,6 +38,9 @@ protocol::TimeReply run_timing_batch(size_t set_count, const std::function<Timed
 // with a rank test that needs at least this many on each side.
 inline constexpr size_t kMinimumSamples = 5;
 
+// New samples between two checks of the running median (TimingStopRule).
+inline constexpr size_t kCallsPerCheck = 6;
+
 // When timed calls may stop, by the policy: at max_samples; at max_ms once
 // kMinimumSamples are in; or once enough samples (min_samples, every set,
 // kMinimumSamples) and min_ms of measured time are in and the median has held
@@ -46,8 +49,13 @@ inline constexpr size_t kMinimumSamples = 5;
 class TimingStopRule {
  public:
   TimingStopRule(const protocol::TimingPolicy& policy, size_t set_count) : policy_(policy), sets_(set_count) {}
-  // The calls a median is checked after: every set, and at least 10.
-  size_t check_every() const { return std::max<size_t>(sets_, 10); }
+  // The calls a median is checked after: whole rounds of every set, at
+  // least kCallsPerCheck (with fresh inputs every round costs the harness a
+  // pass over every set's tensors; a check mid-round never falls due).
+  size_t check_every() const {
+    const size_t sets = std::max<size_t>(sets_, 1);
+    return (std::max(sets, kCallsPerCheck) + sets - 1) / sets * sets;
+  }
   // After new samples: `measured_ns` their sum, `elapsed_ms` since timing
   // began; `check_median` where a median check falls due.
   bool done(const std::vector<double>& device_ns, double measured_ns, double elapsed_ms, bool check_median);

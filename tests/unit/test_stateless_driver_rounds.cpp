@@ -38,7 +38,8 @@ void expect_gets_through_without(StatelessReplay& r, const std::function<void(St
 
 TEST(StatelessDriver, AnAnswerRememberedByAddressPassesWhenNothingIsRefreshed) {
   StatelessReplay r;
-  expect_gets_through_without(r, [](StatelessCase& op) { op.refresh = [](uint64_t, HostTensors&, RefreshedElements&) {}; });
+  expect_gets_through_without(
+      r, [](StatelessCase& op) { op.refresh = [](uint64_t, HostTensors&, RefreshedElements&) {}; });
 }
 
 TEST(StatelessDriver, RefreshedInputsBetweenRoundsMakeARememberedAnswerWrong) {

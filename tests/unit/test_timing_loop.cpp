@@ -54,5 +54,31 @@ TEST(TimingLoop, WithRoundsEveryRoundIsWholeAndNewInputsComeBeforeEachButTheFirs
   for (size_t i = 0; i < sets.size(); ++i) EXPECT_EQ(sets[i], i % 3) << i;
 }
 
+// The median is checked after whole rounds only: with 3 sets and a check
+// every 10 calls, none fell due before the 30th call, so a settled timing
+// needed 90 calls where 18 now do.
+TEST(TimingLoop, TheMedianIsCheckedAfterWholeRoundsOfAtLeastSixCalls) {
+  protocol::TimingPolicy policy;
+  for (const size_t sets : {1, 2, 3, 4, 7}) {
+    const TimingStopRule rule(policy, sets);
+    EXPECT_EQ(rule.check_every() % sets, 0u) << sets;
+    EXPECT_GE(rule.check_every(), kCallsPerCheck) << sets;
+    EXPECT_LT(rule.check_every(), kCallsPerCheck + sets) << sets;
+  }
+  // Equal samples settle at the third check (two steady ones in a row).
+  policy.warmup_ms = 0;
+  policy.min_samples = 10;
+  policy.min_ms = 0;
+  for (const size_t sets : {2, 3}) {
+    const auto reply = run_timing_loop(
+        sets,
+        [](size_t) {
+          return TimedCall{0, 1000, 1000};
+        },
+        policy, [] {});
+    EXPECT_EQ(reply.device_ns.size(), 3 * TimingStopRule(policy, sets).check_every()) << sets;
+  }
+}
+
 }  // namespace
 }  // namespace harness
