@@ -210,6 +210,16 @@ TEST(ProcessProtocolV2, ClaimedCallTimesAreWitnessedLikeACompiledWorkers) {
   }
   EXPECT_FALSE(judged(client).contradicted) << judged(client).message;
 
+  // Claims are all or none: a process claiming some calls, to have its fast
+  // ones count by its word and its slow ones by the clock, is an error.
+  try {
+    time_two_sets("claims-some", tmp);
+    ADD_FAILURE() << "a process that claimed every other call's time was timed";
+  } catch (const VerdictException& e) {
+    EXPECT_EQ(e.verdict(), Verdict::error) << e.message();
+    EXPECT_NE(e.message().find("a process claims every timed call's time or none"), std::string::npos) << e.message();
+  }
+
   testing::TempFolder other;
   testing::ScopedEnv off("HARNESS_WITNESS_DISABLE", "process-claims");
   const protocol::TimeReply unwitnessed = time_two_sets("claims-tenth", other);

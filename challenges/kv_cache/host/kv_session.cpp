@@ -4,6 +4,7 @@
 #include "kv_session.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "harness/core/error.h"
 #include "harness/core/parallel.h"
@@ -110,16 +111,27 @@ bool KvSession::append(int64_t sequence, int64_t n, bool may_refuse) {
       const auto most = static_cast<size_t>(config_.max_tokens * config_.kv_heads * config_.head_dim);
       stored.keys.resize(static_cast<size_t>(config_.layers));
       stored.values.resize(static_cast<size_t>(config_.layers));
+      stored.key_norm_max.assign(static_cast<size_t>(config_.layers), 0.0);
+      stored.value_abs_max.assign(static_cast<size_t>(config_.layers), 0.0);
       for (auto* planes : {&stored.keys, &stored.values}) {
         for (auto& plane : *planes) plane.reserve(most);
       }
     }
-    stored.keys[static_cast<size_t>(layer)].insert(stored.keys[static_cast<size_t>(layer)].end(), k.as<float>(),
-                                                   k.as<float>() + k.elements());
-    stored.values[static_cast<size_t>(layer)].insert(stored.values[static_cast<size_t>(layer)].end(), v.as<float>(),
-                                                     v.as<float>() + v.elements());
+    stored.append(static_cast<size_t>(layer), k.as<float>(), v.as<float>(), k.elements(), config_.head_dim);
   }
   return true;
+}
+
+void KvSession::Stored::append(size_t layer, const float* k, const float* v, size_t elements, int64_t head_dim) {
+  keys[layer].insert(keys[layer].end(), k, k + elements);
+  values[layer].insert(values[layer].end(), v, v + elements);
+  const auto d = static_cast<size_t>(head_dim);
+  for (size_t start = 0; start + d <= elements; start += d) {
+    double squares = 0;
+    for (size_t i = 0; i < d; ++i) squares += static_cast<double>(k[start + i]) * k[start + i];
+    key_norm_max[layer] = std::max(key_norm_max[layer], std::sqrt(squares));
+  }
+  for (size_t i = 0; i < elements; ++i) value_abs_max[layer] = std::max(value_abs_max[layer], std::fabs(double{v[i]}));
 }
 
 void KvSession::release(int64_t sequence) {

@@ -76,6 +76,11 @@ class KvSession {
  private:
   struct Stored {
     std::vector<std::vector<float>> keys, values;  // per layer, [tokens, kv_heads, head_dim]
+    // Per layer, the largest |k| of a key vector and the largest |v| element
+    // so far, kept up at each append for the tolerance's conditioning (a
+    // pass over a gigabyte of K and V at every check otherwise).
+    std::vector<double> key_norm_max, value_abs_max;
+    void append(size_t layer, const float* k, const float* v, size_t elements, int64_t head_dim);
   };
   harness::SharedTensor& pooled(const std::string& name, int64_t rows, int64_t heads);
   void fill(float* data, int64_t rows, int64_t heads, uint64_t seed, double scale) const;

@@ -56,15 +56,8 @@ harness::Conditioning KvSession::attention_conditioning(int32_t layer, const std
   double k_norm = 0, v_max = 0, q_norm = 0;
   for (const Query& query : batch) {
     const Stored& s = live_.at(query.sequence);
-    const auto& keys = s.keys[static_cast<size_t>(layer)];
-    const auto& values = s.values[static_cast<size_t>(layer)];
-    for (size_t start = 0; start + static_cast<size_t>(d) <= keys.size(); start += static_cast<size_t>(d)) {
-      double squares = 0;
-      for (int64_t i = 0; i < d; ++i)
-        squares += static_cast<double>(keys[start + static_cast<size_t>(i)]) * keys[start + static_cast<size_t>(i)];
-      k_norm = std::max(k_norm, std::sqrt(squares));
-    }
-    for (float v : values) v_max = std::max(v_max, std::fabs(static_cast<double>(v)));
+    k_norm = std::max(k_norm, s.key_norm_max[static_cast<size_t>(layer)]);
+    v_max = std::max(v_max, s.value_abs_max[static_cast<size_t>(layer)]);
   }
   const size_t heads = rows * static_cast<size_t>(config_.q_heads);
   for (size_t h = 0; h < heads; ++h) {
