@@ -10,7 +10,8 @@ namespace layernorm {
 
 // Fills one input set: x, dy [rows, dim]; gamma, beta [dim]. Rows draw from
 // their own seeds (derived from `seed`), so generation runs in parallel and
-// gives the same values on any number of threads.
+// gives the same values on any number of threads. dy may be null (a timed
+// forward's set): x is the same with it or without.
 void generate_inputs(const LnCase& c, uint64_t seed, float* x, float* gamma, float* beta, float* dy);
 
 // Refreshes x or dy [rows, dim] between rounds of timed calls: in every row
