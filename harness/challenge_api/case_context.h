@@ -132,12 +132,19 @@ class CaseContext {
   // case's verdict is the gravest thing it found (settle_verdict). The first
   // finding of each verdict is kept.
   void note_failure(Verdict verdict, const std::string& message);
+  // `bytes` (as many as the tensor's) are what `tensor` holds as an input
+  // from now on: the caller's own copy, changed only as the changes it
+  // stages (the stateless driver's generated inputs and their refreshes).
+  // Calls and timings check the input against it, with no copy of their own.
+  void keep_pristine(const SharedTensor& tensor, const void* bytes);
   [[noreturn]] void fail(Verdict verdict, const std::string& message) const;
 
  private:
   struct Snapshot {
     const SharedTensor* tensor;
-    std::vector<unsigned char> bytes;
+    std::vector<unsigned char> bytes;         // a copy of the input, or empty where
+    const unsigned char* pristine = nullptr;  // the caller keeps one (keep_pristine)
+    const unsigned char* data() const { return pristine != nullptr ? pristine : bytes.data(); }
   };
   // The bindings of a timing's sets, the snapshots of their inputs, and the
   // bytes of one set's tensors.
@@ -190,6 +197,7 @@ class CaseContext {
   const ChallengeOps& ops_;
   ByteModel bytes_;
   std::vector<std::unique_ptr<SharedTensor>> tensors_;
+  std::map<const SharedTensor*, const unsigned char*> pristine_;
   std::optional<Rng> secret_;
 };
 

@@ -87,7 +87,10 @@ void CaseContext::start_round(const std::string& op, TimedSets& timed, const Sta
   for (size_t s = 0; s < timed.bindings.size(); ++s) {
     guard_and_poison(timed.bindings[s]);
     for (Snapshot& snapshot : timed.snapshots[s]) {
-      if (stage.apply(*snapshot.tensor, snapshot.bytes.data())) snapshotted.insert(snapshot.tensor);
+      // A pristine copy is the caller's, changed already as staged.
+      const bool staged = snapshot.pristine != nullptr ? stage.stages(*snapshot.tensor)
+                                                       : stage.apply(*snapshot.tensor, snapshot.bytes.data());
+      if (staged) snapshotted.insert(snapshot.tensor);
     }
   }
   HARNESS_CHECK(snapshotted.size() == stage.staged_tensors(),

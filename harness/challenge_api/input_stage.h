@@ -28,6 +28,9 @@ class InputStage {
   // they are now, e.g. the harness's snapshot); false when none are staged.
   bool apply(const SharedTensor& tensor, unsigned char* base) const;
 
+  // Whether changes of `tensor` are staged.
+  bool stages(const SharedTensor& tensor) const { return find(tensor) != nullptr; }
+
   // Writes every staged change into its tensor.
   void publish();
 
