@@ -28,4 +28,10 @@ bool same_bytes(const void* a, const void* b, size_t bytes) {
   return same;
 }
 
+void copy_bytes(void* to, const void* from, size_t bytes) {
+  auto* x = static_cast<unsigned char*>(to);
+  const auto* y = static_cast<const unsigned char*>(from);
+  for_byte_chunks(bytes, 4096, [&](size_t begin, size_t end) { std::memcpy(x + begin, y + begin, end - begin); });
+}
+
 }  // namespace harness

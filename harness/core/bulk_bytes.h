@@ -19,4 +19,7 @@ void for_byte_chunks(size_t bytes, size_t align, const std::function<void(size_t
 
 bool same_bytes(const void* a, const void* b, size_t bytes);
 
+// memcpy of `bytes` from `from` to `to` (not overlapping), in chunks side by side.
+void copy_bytes(void* to, const void* from, size_t bytes);
+
 }  // namespace harness

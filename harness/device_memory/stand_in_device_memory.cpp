@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "harness/core/bulk_bytes.h"
 #include "harness/core/error.h"
 #include "harness/device_memory/device_memory.h"
 #include "harness/memory/shared_buffer.h"
@@ -35,11 +36,11 @@ class StandInTwin : public DeviceTwin {
   uint64_t inode() const override { return inode_; }
   void upload(const void* host, size_t offset, size_t bytes) override {
     check_twin_range("stand-in", "upload", what_, offset, bytes, bytes_);
-    std::memcpy(memory_.base + offset, host, bytes);
+    copy_bytes(memory_.base + offset, host, bytes);
   }
   void download(void* host, size_t offset, size_t bytes) override {
     check_twin_range("stand-in", "download", what_, offset, bytes, bytes_);
-    std::memcpy(host, memory_.base + offset, bytes);
+    copy_bytes(host, memory_.base + offset, bytes);
   }
 
  private:

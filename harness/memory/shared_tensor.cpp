@@ -1,7 +1,6 @@
 #include "harness/memory/shared_tensor.h"
 
-#include <cstring>
-
+#include "harness/core/bulk_bytes.h"
 #include "harness/core/error.h"
 
 namespace harness {
@@ -12,7 +11,7 @@ SharedTensor::SharedTensor(uint64_t id, TensorSpec spec)
 void SharedTensor::copy_from(const HostTensor& source) {
   HARNESS_CHECK(source.bytes() == bytes(), "copying {} into {}: sizes differ", source.spec().describe(),
                 spec_.describe());
-  std::memcpy(buffer_->data(), source.raw(), source.bytes());
+  copy_bytes(buffer_->data(), source.raw(), source.bytes());
 }
 
 }  // namespace harness

@@ -62,6 +62,14 @@ TEST(BulkBytes, SameBytesSeesOneByteAnywhere) {
   }
 }
 
+// A copy in chunks is the whole copy: every byte, an odd size's tail included.
+TEST(BulkBytes, ACopyInChunksCopiesEveryByte) {
+  std::vector<unsigned char> from(kElements * 4 + 3), to(from.size(), 0);
+  for (size_t i = 0; i < from.size(); ++i) from[i] = static_cast<unsigned char>(i * 131 + 7);
+  copy_bytes(to.data(), from.data(), from.size());
+  EXPECT_EQ(to, from);
+}
+
 // The staging diff in chunks: exactly the differing words, on both sides of
 // a 256-byte block boundary and in the tail, and publishing them gives the
 // new contents.
