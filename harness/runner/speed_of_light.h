@@ -3,7 +3,9 @@
 // answer). Judged only where the rotating input sets really missed the
 // cache. Before it is given, the device's ceilings are measured again, then
 // and there: a peak measured on a busy moment must not make honest code a
-// cheat. A device's peak only ever rises from such a measurement.
+// cheat. So are they after any cold case above the roofline itself, within
+// the verdict's 10% or not: the cached ceilings are then shown low. A
+// device's peak only ever rises from such a measurement.
 #pragma once
 
 #include <functional>
