@@ -190,7 +190,7 @@ RunResults run_session(const SessionOptions& options) {
       plan, options.settings, results, progress, [&](const RunResults&) { write_json(results); }, speed_of_light);
   for (const auto& [device, peak] : speed_of_light.raised()) {
     std::fprintf(stderr,
-                 "harness: %s peak measured again during the run, before a speed was called impossible: copy %s, "
+                 "harness: %s peak measured again during the run, a case having come above its roofline: copy %s, "
                  "read %s, write %s (the best of %d measurements, cached)\n",
                  device.c_str(), format_bandwidth(peak.copy_bytes_per_second).c_str(),
                  format_bandwidth(peak.read_bytes_per_second).c_str(),
