@@ -16,10 +16,17 @@ const InputStage::TensorChanges* InputStage::find(const SharedTensor& tensor) co
   return it == changes_.end() ? nullptr : &*it;
 }
 
-void InputStage::stage(SharedTensor& tensor, const void* bytes) {
+InputStage::TensorChanges& InputStage::restage(SharedTensor& tensor, const void* bytes) {
   HARNESS_CHECK(bytes != nullptr, "staging {} without contents", tensor.spec().name);
   auto it = std::find_if(changes_.begin(), changes_.end(), [&](const TensorChanges& t) { return t.tensor == &tensor; });
   if (it == changes_.end()) it = changes_.insert(changes_.end(), TensorChanges{&tensor, {}, {}});
+  it->runs.clear();
+  it->values.clear();
+  return *it;
+}
+
+void InputStage::stage(SharedTensor& tensor, const void* bytes) {
+  TensorChanges& staged = restage(tensor, bytes);
   const auto* next = static_cast<const unsigned char*>(bytes);
   const auto* now = static_cast<const unsigned char*>(tensor.raw());
   const size_t size = tensor.bytes();
@@ -44,19 +51,13 @@ void InputStage::stage(SharedTensor& tensor, const void* bytes) {
     const std::lock_guard<std::mutex> lock(mutex);
     pieces.emplace(chunk_begin, std::move(piece));
   });
-  it->runs.clear();
-  it->values.clear();
   for (const auto& [begin, piece] : pieces) {
-    for (const Run& run : piece.runs) add_run(*it, run.offset, piece.values.data() + run.value_at, run.length);
+    for (const Run& run : piece.runs) add_run(staged, run.offset, piece.values.data() + run.value_at, run.length);
   }
 }
 
 void InputStage::stage_elements(SharedTensor& tensor, const void* bytes, const std::vector<int64_t>& elements) {
-  HARNESS_CHECK(bytes != nullptr, "staging {} without contents", tensor.spec().name);
-  auto it = std::find_if(changes_.begin(), changes_.end(), [&](const TensorChanges& t) { return t.tensor == &tensor; });
-  if (it == changes_.end()) it = changes_.insert(changes_.end(), TensorChanges{&tensor, {}, {}});
-  it->runs.clear();
-  it->values.clear();
+  TensorChanges& staged = restage(tensor, bytes);
   const size_t element = dtype_size(tensor.spec().dtype);
   const auto count = static_cast<int64_t>(tensor.elements());
   const auto* next = static_cast<const unsigned char*>(bytes);
@@ -66,7 +67,7 @@ void InputStage::stage_elements(SharedTensor& tensor, const void* bytes, const s
                   tensor.spec().name, e, last, count);
     last = e;
     const size_t offset = static_cast<size_t>(e) * element;
-    add_run(*it, offset, next + offset, element);
+    add_run(staged, offset, next + offset, element);
   }
 }
 

@@ -53,6 +53,8 @@ class InputStage {
     std::vector<unsigned char> values;
   };
   const TensorChanges* find(const SharedTensor& tensor) const;
+  // The changes of `tensor`, emptied for staging it again.
+  TensorChanges& restage(SharedTensor& tensor, const void* bytes);
   static void add_run(TensorChanges& changes, size_t offset, const unsigned char* values, size_t length);
   std::vector<TensorChanges> changes_;
 };

@@ -200,5 +200,30 @@ TEST(StatelessDriver, ARefreshThatWritesElementsItDoesNotRecordIsRefused) {
   }
 }
 
+// Generated inputs are checked against the driver's pristine copies
+// (keep_pristine), which the refresh changes as it stages: a submission that
+// writes an input in a timed round is still caught at the next round, the
+// element and its pristine value named; the same run without the write passes.
+TEST(StatelessDriver, AnInputWrittenInATimedRoundIsCaughtAgainstThePristineCopy) {
+  for (const bool writes : {false, true}) {
+    Fixture f(Suite::perf);
+    f.executor.rounds = 3;
+    f.executor.behaviour = [writes](const std::vector<Binding>& t, int call) {
+      write_double(t);
+      if (writes && call == 1) t[0].tensor->as<float>()[5] = 1234.5f;
+      return HARNESS_STATUS_OK;
+    };
+    const auto v = verdict_of([&] { f.run_driver(); });
+    if (!writes) {
+      EXPECT_EQ(v.verdict(), Verdict::pass) << v.message();
+      continue;
+    }
+    EXPECT_EQ(v.verdict(), Verdict::input_modified) << v.message();
+    EXPECT_NE(v.message().find("input x was modified: 1 of 16 elements changed; first at [5]"), std::string::npos)
+        << v.message();
+    EXPECT_NE(v.message().find("became 1234.5"), std::string::npos) << v.message();
+  }
+}
+
 }  // namespace
 }  // namespace harness
