@@ -1,8 +1,13 @@
 // CUDA twins: device memory of the harness's own context, exported to the
 // worker as legacy CUDA IPC handles (cudaIpcGetMemHandle). The harness copies
-// with plain cudaMemcpy, which returns once the copy is complete; nothing it
-// does waits on, or is ordered with, the worker's streams.
+// with plain cudaMemcpy, which returns once the copy is complete, and writes
+// a round's scattered words with a kernel of its own on its context's
+// default stream; nothing it does waits on, or is ordered with, the
+// worker's streams.
 #include <cuda_runtime.h>
+
+#include <algorithm>
+#include <vector>
 
 #include "harness/core/error.h"
 #include "harness/device_memory/device_memory.h"
@@ -10,6 +15,15 @@
 namespace harness {
 
 namespace {
+
+// twin[index[i]] = value[i], one 8-byte word each.
+__global__ void scatter_words(unsigned long long* twin, const unsigned long long* index,
+                              const unsigned long long* value, size_t n) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    twin[index[i]] = value[i];
+  }
+}
 
 void check(cudaError_t error, const char* call, const std::string& what) {
   if (error == cudaSuccess) return;
@@ -39,7 +53,10 @@ class CudaTwin : public DeviceTwin {
     check(exported, "cudaIpcGetMemHandle", what_);
     handle_ = hex_of(handle);
   }
-  ~CudaTwin() override { cudaFree(memory_); }
+  ~CudaTwin() override {
+    cudaFree(scratch_);
+    cudaFree(memory_);
+  }
   CudaTwin(const CudaTwin&) = delete;
   CudaTwin& operator=(const CudaTwin&) = delete;
 
@@ -59,12 +76,44 @@ class CudaTwin : public DeviceTwin {
           "cudaMemcpy", what_);
   }
 
+ protected:
+  // The scattered words (a few a row) in one upload of their indices and
+  // values and one kernel, not a copy each.
+  void write_words(const std::vector<uint64_t>& offsets, const std::vector<uint64_t>& words) override {
+    const size_t n = offsets.size();
+    std::vector<unsigned long long> index(n);
+    for (size_t i = 0; i < n; ++i) {
+      check_twin_range("CUDA", "word write", what_, offsets[i], 8, bytes_);
+      index[i] = offsets[i] / 8;
+    }
+    const size_t scratch_bytes = 2 * n * sizeof(unsigned long long);
+    if (scratch_bytes > scratch_capacity_) {
+      cudaFree(scratch_);
+      scratch_ = nullptr;
+      scratch_capacity_ = 0;
+      check(cudaMalloc(&scratch_, scratch_bytes), "cudaMalloc of the scattered words", what_);
+      scratch_capacity_ = scratch_bytes;
+    }
+    auto* device_index = static_cast<unsigned long long*>(scratch_);
+    unsigned long long* device_value = device_index + n;
+    check(cudaMemcpy(device_index, index.data(), n * sizeof(unsigned long long), cudaMemcpyHostToDevice),
+          "cudaMemcpy of the scattered words' indices", what_);
+    check(cudaMemcpy(device_value, words.data(), n * sizeof(unsigned long long), cudaMemcpyHostToDevice),
+          "cudaMemcpy of the scattered words' values", what_);
+    const unsigned blocks = static_cast<unsigned>(std::min<size_t>((n + 255) / 256, 4096));
+    scatter_words<<<blocks, 256>>>(static_cast<unsigned long long*>(memory_), device_index, device_value, n);
+    check(cudaGetLastError(), "launching the scatter of words", what_);
+    check(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize after the scatter of words", what_);
+  }
+
  private:
   int device_;
   size_t bytes_;
   std::string what_;
   void* memory_ = nullptr;
   std::string handle_;
+  void* scratch_ = nullptr;  // the scattered words' indices and values
+  size_t scratch_capacity_ = 0;
 };
 
 class CudaDeviceMemory : public DeviceMemory {

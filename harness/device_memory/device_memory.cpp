@@ -1,6 +1,9 @@
 #include "harness/device_memory/device_memory.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <vector>
 
 #include "harness/core/error.h"
 
@@ -24,6 +27,27 @@ void check_twin_range(const char* device, const char* copy, const std::string& w
   HARNESS_CHECK(offset <= size && bytes <= size - offset,
                 "{} of bytes [{}, {}) of the {} device twin of {}, which holds {} bytes", copy, offset, offset + bytes,
                 device, what, size);
+}
+
+void DeviceTwin::write(const TwinWrites& writes) {
+  for (const TwinWrites::Span& s : writes.spans) upload(s.from, s.offset, s.bytes);
+  if (!writes.word_offsets.empty()) write_words(writes.word_offsets, writes.words);
+}
+
+void DeviceTwin::write_words(const std::vector<uint64_t>& offsets, const std::vector<uint64_t>& words) {
+  for (size_t i = 0; i < offsets.size(); ++i) upload(&words[i], offsets[i], 8);
+}
+
+bool DeviceTwin::holds(const void* expected, size_t offset, size_t bytes) {
+  constexpr size_t kPiece = size_t{8} << 20;
+  std::vector<unsigned char> piece(std::min(bytes, kPiece));
+  const auto* want = static_cast<const unsigned char*>(expected);
+  for (size_t done = 0; done < bytes; done += piece.size()) {
+    const size_t n = std::min(piece.size(), bytes - done);
+    download(piece.data(), offset + done, n);
+    if (std::memcmp(piece.data(), want + done, n) != 0) return false;
+  }
+  return true;
 }
 
 std::string device_memory_option(DeviceMemoryChoice choice) {

@@ -15,6 +15,9 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "harness/device_memory/twin_writes.h"
 
 namespace harness {
 
@@ -37,6 +40,16 @@ class DeviceTwin {
   // twin; both return once the copy is complete.
   virtual void upload(const void* host, size_t offset, size_t bytes) = 0;
   virtual void download(void* host, size_t offset, size_t bytes) = 0;
+  // The writes into the twin, complete when it returns: each span an
+  // upload, the scattered words through write_words.
+  void write(const TwinWrites& writes);
+  // Whether bytes [offset, offset + bytes) of the twin equal `expected`. By
+  // default they are downloaded piece by piece and compared.
+  virtual bool holds(const void* expected, size_t offset, size_t bytes);
+
+ protected:
+  // Words at twin byte `offsets`; by default each is an upload of its own.
+  virtual void write_words(const std::vector<uint64_t>& offsets, const std::vector<uint64_t>& words);
 };
 
 // Refuses a copy of bytes [offset, offset + bytes) of a twin of `size`

@@ -42,6 +42,10 @@ class StandInTwin : public DeviceTwin {
     check_twin_range("stand-in", "download", what_, offset, bytes, bytes_);
     copy_bytes(host, memory_.base + offset, bytes);
   }
+  bool holds(const void* expected, size_t offset, size_t bytes) override {
+    check_twin_range("stand-in", "comparison", what_, offset, bytes, bytes_);
+    return same_bytes(memory_.base + offset, expected, bytes);
+  }
 
  private:
   SealedMemfd memory_;

@@ -1,13 +1,16 @@
 #include "harness/executors/device_twins.h"
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <vector>
 
+#include "harness/core/bulk_bytes.h"
 #include "harness/core/error.h"
 #include "harness/core/format.h"
 #include "harness/core/rng.h"
 #include "harness/definitions/verdict.h"
+#include "harness/witness/witness_parts.h"
 
 namespace harness {
 
@@ -24,10 +27,15 @@ DeviceTwins::DeviceTwins(std::shared_ptr<DeviceMemory> memory)
 // one word of this run's, repeated, fills them both.
 uint64_t DeviceTwins::margin_word(uint64_t id) const { return splitmix64(pattern_seed_ ^ id); }
 
-DeviceHandle DeviceTwins::add(SharedBuffer& buffer, const std::string& name) {
+DeviceHandle DeviceTwins::add(SharedBuffer& buffer, const std::string& name, protocol::Access access) {
   HARNESS_CHECK(buffer.total_bytes() % 8 == 0, "buffer '{}' of {} bytes is not whole words", name,
                 buffer.total_bytes());
-  Twin twin{memory_->allocate(twin_bytes(buffer), name), &buffer, name};
+  Twin twin;
+  twin.memory = memory_->allocate(twin_bytes(buffer), name);
+  twin.host = &buffer;
+  twin.name = name;
+  twin.access = access;
+  twin.mirror.reset(new unsigned char[buffer.total_bytes()]);
   margin_.assign(kMarginWords, margin_word(buffer.id()));
   twin.memory->upload(margin_.data(), 0, kMarginBytes);
   twin.memory->upload(margin_.data(), kMarginBytes + buffer.total_bytes(), kMarginBytes);
@@ -49,21 +57,107 @@ DeviceTwins::Twin& DeviceTwins::find(uint64_t id, const char* copy) {
 }
 
 void DeviceTwins::copy_in(const std::set<uint64_t>& ids) {
+  const bool check_since_reply = !witness_part_disabled("twin-late-writes");
   for (const uint64_t id : ids) {
     Twin& twin = find(id, "into");
-    twin.memory->upload(twin.host->base(), kMarginBytes, twin.host->total_bytes());
+    const size_t bytes = twin.host->total_bytes();
+    if (!twin.synced) {
+      twin.memory->upload(twin.host->base(), kMarginBytes, bytes);
+      copy_bytes(twin.mirror.get(), twin.host->base(), bytes);
+      twin.synced = true;
+      bytes_written_ += bytes;
+      continue;
+    }
+    if (check_since_reply) {
+      check_margins(twin, true);
+      if (!twin.memory->holds(twin.mirror.get(), kMarginBytes, bytes)) changed_since_reply(twin);
+    }
+    const TwinWrites writes = changed_words(twin.host->base(), twin.mirror.get(), bytes, kMarginBytes);
+    twin.memory->write(writes);
+    bytes_written_ += writes.bytes();
+    for (const TwinWrites::Span& s : writes.spans) {
+      copy_bytes(twin.mirror.get() + (s.offset - kMarginBytes), s.from, s.bytes);
+    }
+    for (size_t i = 0; i < writes.word_offsets.size(); ++i) {
+      std::memcpy(twin.mirror.get() + (writes.word_offsets[i] - kMarginBytes), &writes.words[i], 8);
+    }
   }
 }
 
 void DeviceTwins::copy_out(const std::set<uint64_t>& ids) {
   for (const uint64_t id : ids) {
     Twin& twin = find(id, "out of");
-    twin.memory->download(twin.host->base(), kMarginBytes, twin.host->total_bytes());
-    check_margins(twin);
+    download_shuffled(twin);
+    copy_bytes(twin.mirror.get(), twin.host->base(), twin.host->total_bytes());
+    twin.synced = true;
+    check_margins(twin, false);
   }
 }
 
-void DeviceTwins::check_margins(const Twin& twin) {
+size_t DeviceTwins::download_piece_bytes(size_t bytes) {
+  constexpr size_t kLeast = size_t{1} << 20;
+  constexpr size_t kPieces = 64;
+  const size_t even = (bytes / kPieces + 4095) / 4096 * 4096;
+  return std::max(kLeast, even);
+}
+
+// A worker that goes on writing answers after its reply, ahead of a read
+// that went from the first byte to the last, would have them all read;
+// read in an order drawn at this reply, the pieces it has not yet written
+// are read as poison with the same chance wherever they lie.
+void DeviceTwins::download_shuffled(Twin& twin) {
+  const size_t bytes = twin.host->total_bytes();
+  const size_t piece = download_piece_bytes(bytes);
+  std::vector<size_t> order((bytes + piece - 1) / piece);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::mt19937_64 draw(splitmix64(pattern_seed_ ^ ++downloads_));
+  std::shuffle(order.begin(), order.end(), draw);
+  for (const size_t i : order) {
+    const size_t begin = i * piece;
+    twin.memory->download(twin.host->base() + begin, kMarginBytes + begin, std::min(piece, bytes - begin));
+  }
+}
+
+void DeviceTwins::changed_since_reply(const Twin& twin) {
+  const SharedBuffer& host = *twin.host;
+  const size_t bytes = host.total_bytes();
+  std::vector<unsigned char> now(bytes);
+  twin.memory->download(now.data(), kMarginBytes, bytes);
+  const size_t data_begin = SharedBuffer::data_offset();
+  const size_t data_end = data_begin + host.data_bytes();
+  size_t in_guards = 0;
+  size_t in_data = 0;
+  size_t first = 0;
+  for (size_t at = 0; at < bytes; ++at) {
+    if (now[at] == twin.mirror[at]) continue;
+    if (at < data_begin || at >= data_end) {
+      ++in_guards;
+    } else if (in_data++ == 0) {
+      first = at - data_begin;
+    }
+  }
+  const std::string when = "changed in its device twin after the harness read it at the reply";
+  if (in_guards > 0) {
+    throw VerdictException(Verdict::out_of_bounds_write,
+                           fmt::format("{} byte{} of the guard bands around '{}' {}: a write beyond the tensor, "
+                                       "after the reply",
+                                       in_guards, in_guards == 1 ? "" : "s", twin.name, when));
+  }
+  HARNESS_CHECK(in_data > 0,
+                "the device twin of '{}' compared unequal to what the harness left in it, yet no byte "
+                "of it differs when read again",
+                twin.name);
+  const bool input = !is_written(twin.access);
+  throw VerdictException(
+      input ? Verdict::input_modified : Verdict::unwritten_output,
+      fmt::format("{} '{}' {}: {} byte{}, the first at byte {} of its data ({}); the harness judges what it read at "
+                  "the reply",
+                  input ? "input" : "output", twin.name, when, in_data, in_data == 1 ? "" : "s", first,
+                  input ? "memory kept between requests, or work left running after the reply"
+                        : "answers still being written after the reply"));
+}
+
+void DeviceTwins::check_margins(const Twin& twin, bool since_reply) {
   const SharedBuffer& host = *twin.host;
   const size_t data_begin = kMarginBytes + SharedBuffer::data_offset();
   const size_t data_end = data_begin + host.data_bytes();
@@ -93,10 +187,10 @@ void DeviceTwins::check_margins(const Twin& twin) {
   if (changed == 0) return;
   throw VerdictException(
       Verdict::out_of_bounds_write,
-      fmt::format("{} byte{} changed in the device memory the harness allocated around '{}', the nearest {} {} its "
-                  "data ({} bytes): a write beyond the tensor's guard band",
-                  changed, changed == 1 ? "" : "s", twin.name, format_bytes(static_cast<double>(nearest)),
-                  before ? "before" : "past the end of", nearest));
+      fmt::format("{} byte{} changed in the device memory the harness allocated around '{}'{}, the nearest {} {} "
+                  "its data ({} bytes): a write beyond the tensor's guard band",
+                  changed, changed == 1 ? "" : "s", twin.name, since_reply ? " after the reply" : "",
+                  format_bytes(static_cast<double>(nearest)), before ? "before" : "past the end of", nearest));
 }
 
 }  // namespace harness

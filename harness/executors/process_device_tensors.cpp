@@ -2,8 +2,9 @@
 // buffers (harness/device_memory), each handed over once on its memory
 // socket and named by its buffer's id in requests. The harness copies a
 // call's buffers into their twins as the request goes out and back as the
-// reply arrives, in its own process: no file is written or read, and a
-// process that writes after its reply writes where nobody looks.
+// reply arrives, in its own process: no file is written or read, and what a
+// process writes after its reply is never judged as its answer, and is
+// caught before its next request (DeviceTwins::copy_in).
 #include <cstddef>
 
 #include "harness/core/dtype.h"
@@ -22,7 +23,7 @@ void ProcessExecutor::share(const std::vector<Binding>& tensors, const std::stri
   for (const Binding& b : tensors) {
     SharedBuffer& buffer = b.tensor->buffer();
     if (shared_.count(buffer.id())) continue;
-    const DeviceHandle handle = twins_->add(buffer, b.tensor->spec().name);
+    const DeviceHandle handle = twins_->add(buffer, b.tensor->spec().name, b.access);
     json message = handle.open;
     message["memory"] = buffer.id();
     message["bytes"] = DeviceTwins::twin_bytes(buffer);

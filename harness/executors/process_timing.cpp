@@ -190,7 +190,8 @@ void ProcessTiming::copy_every_set_out() {
 // With fresh inputs every round's outputs were poisoned as it began and are
 // checked as it ends (FreshInputs); a set's buffers are copied only around
 // its own call, so what a process writes into another set's twins after
-// that set's reply is never read.
+// that set's reply is never read as an answer (and is caught as that set's
+// next call goes out).
 TimedCall ProcessTiming::call_in_twins(size_t s) {
   if (!fresh_inputs_) {
     for (const Binding& b : sets_[s]) {

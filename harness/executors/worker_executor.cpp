@@ -286,7 +286,7 @@ void WorkerExecutor::map(const std::vector<Binding>& tensors, const std::string&
     uint64_t inode = 0;
     if (twins_) {
       // The worker gets the twin, never the harness's buffer.
-      const DeviceHandle handle = twins_->add(buffer, b.tensor->spec().name);
+      const DeviceHandle handle = twins_->add(buffer, b.tensor->spec().name, b.access);
       message["bytes"] = DeviceTwins::twin_bytes(buffer);
       message["memory"] = handle.open;
       fd = handle.fd;

@@ -5,9 +5,9 @@
 namespace harness {
 
 const std::vector<std::string>& witness_part_names() {
-  static const std::vector<std::string> names{"gpu-staging",           "gpu-staging-time",
-                                              "device-memory-verdict", "gpu-host-memory-verdict",
-                                              "twin-reads-at-reply",   "process-claims"};
+  static const std::vector<std::string> names{
+      "gpu-staging",         "gpu-staging-time", "device-memory-verdict", "gpu-host-memory-verdict",
+      "twin-reads-at-reply", "process-claims",   "twin-late-writes"};
   return names;
 }
 

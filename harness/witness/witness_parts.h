@@ -15,7 +15,9 @@ namespace harness {
 // twin-reads-at-reply (a protocol 2 process's timed call is copied out of
 // its twins as it replies, else when the round ends: ProcessTiming),
 // process-claims (a process's claimed call times are judged against the
-// harness's clock around its requests: ProcessTiming::witness_claims).
+// harness's clock around its requests: ProcessTiming::witness_claims),
+// twin-late-writes (a device twin is found unchanged since the harness last
+// read it before it is written again: DeviceTwins::copy_in).
 const std::vector<std::string>& witness_part_names();
 // Read from the environment on every call, like the sandbox's parts.
 std::vector<std::string> disabled_witness_parts();
