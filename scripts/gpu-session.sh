@@ -19,7 +19,9 @@
 #   peer      PyTorch eager on the run's perf cases, and the
 #             report again with it beside our kernels           peer.{log,json} report.md
 #   twins     CUDA memory the harness owns (HARNESS_DEVICE_MEMORY=
-#             harness): its GPU test, then every challenge on it twins.{log,json,md}
+#             harness): its GPU tests, the selftest's mutants and
+#             exploits on it, then every challenge on it
+#                                        twins.{log,json,md} twins-selftest.{json,md}
 #   processes GPU process submissions (protocol 2 on CUDA twins):
 #             the PyTorch fixture's GPU test (a full build), then
 #             the peak and every challenge on cuda, the PyTorch
@@ -251,8 +253,11 @@ step_peer() {
 # worker opens them, what the witnesses read, and every case on them.
 step_twins() {
   say "CUDA memory the harness owns"
-  do_ twins.log build/tests/harness_gpu_tests --gtest_filter='GpuWitness.InMemoryTheHarnessOwns*' \
+  do_ twins.log build/tests/harness_gpu_tests \
+    --gtest_filter='CudaTwins.*:GpuWitness.InMemoryTheHarnessOwns*:GpuWitness.AWriteFarPastAnOutputIsFoundInTheMarginOfItsCudaTwin' \
     || failed+=("twins test")
+  do_ twins.log env HARNESS_DEVICE_MEMORY=harness build/harness selftest $only --device cuda --seed "$seed" \
+    -o "$out/twins-selftest.json" --md "$out/twins-selftest.md" || failed+=("twins selftest")
   do_ twins.log env HARNESS_DEVICE_MEMORY=harness build/harness run $only --device cuda --seed "$seed" \
     -o "$out/twins.json" --md "$out/twins.md" || failed+=("twins run")
 }
