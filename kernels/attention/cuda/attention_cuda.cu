@@ -13,12 +13,13 @@
 namespace attention::cuda {
 namespace {
 
+using detail::aligned16;
 using detail::BackwardArgs;
 using detail::DkvTiles;
 using detail::DqTiles;
 using detail::ForwardArgs;
 using detail::ForwardTiles;
-using detail::Geometry;
+using detail::geometry;
 
 constexpr int64_t kMaxDim = 256;
 // Positions inside a tile run up to 255 past n_q or n_kv, still in int.
@@ -55,22 +56,6 @@ static_assert(max_shared_bytes<256>() <= 163 * 1024 && max_shared_bytes<192>() <
               "a kernel outgrew an A100's shared memory");
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
-Geometry geometry(const Shape& s, bool inputs_aligned) {
-  Geometry g;
-  g.heads_q = static_cast<int>(s.heads_q);
-  g.heads_kv = static_cast<int>(s.heads_kv);
-  g.group = static_cast<int>(s.heads_q / s.heads_kv);
-  g.n_q = static_cast<int>(s.n_q);
-  g.n_kv = static_cast<int>(s.n_kv);
-  g.dim = static_cast<int>(s.dim);
-  g.scale = s.scale;
-  g.causal = s.causal;
-  g.vec4 = s.dim % 4 == 0 && inputs_aligned;
-  return g;
-}
 
 // Launches kernel<<<blocks, 256, shared, stream>>>(args); nothing for no
 // blocks. Past 48 KiB of dynamic shared memory a kernel must opt in.

@@ -3,6 +3,10 @@
 #ifndef ATTENTION_CUDA_KERNEL_ARGS_CUH
 #define ATTENTION_CUDA_KERNEL_ARGS_CUH
 
+#include <cstdint>
+
+#include "attention_cuda.cuh"
+
 namespace attention::cuda::detail {
 
 struct Geometry {
@@ -16,6 +20,24 @@ struct Geometry {
   bool causal = false;
   bool vec4 = false;  // dim % 4 == 0 and every input 16-byte aligned: tiles load as float4
 };
+
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// The kernels' view of a shape that supported() accepted; inputs_aligned:
+// every input 16-byte aligned.
+inline Geometry geometry(const Shape& s, bool inputs_aligned) {
+  Geometry g;
+  g.heads_q = static_cast<int>(s.heads_q);
+  g.heads_kv = static_cast<int>(s.heads_kv);
+  g.group = static_cast<int>(s.heads_q / s.heads_kv);
+  g.n_q = static_cast<int>(s.n_q);
+  g.n_kv = static_cast<int>(s.n_kv);
+  g.dim = static_cast<int>(s.dim);
+  g.scale = s.scale;
+  g.causal = s.causal;
+  g.vec4 = s.dim % 4 == 0 && inputs_aligned;
+  return g;
+}
 
 struct ForwardArgs {
   Geometry g;

@@ -50,22 +50,24 @@ __device__ __forceinline__ float component(const float4& v, int e) {
 }
 
 // Rows [row0, row0 + ROWS) of a row-major [n, dim] matrix into the tile
-// [ROWS][tile_stride(DP)], zero past row n and column dim. vec4: dim % 4 == 0
-// and src 16-byte aligned. Coalesced: consecutive threads, consecutive columns.
-template <int ROWS, int DP>
+// [ROWS][STRIDE], zero past row n and column dim, by a block of THREADS
+// threads. vec4: dim % 4 == 0 and src 16-byte aligned. Coalesced:
+// consecutive threads, consecutive columns.
+template <int ROWS, int DP, int STRIDE = tile_stride(DP), int THREADS = kThreads>
 __device__ __forceinline__ void load_tile(const float* __restrict__ src, int row0, int n, int dim, bool vec4,
                                           float* tile) {
-  constexpr int kStride = tile_stride(DP);
+  constexpr int kStride = STRIDE;
+  static_assert(STRIDE % 4 == 0, "rows of whole float4s");
   if (vec4) {
     constexpr int kVecs = DP / 4;
-    for (int idx = threadIdx.x; idx < ROWS * kVecs; idx += kThreads) {
+    for (int idx = threadIdx.x; idx < ROWS * kVecs; idx += THREADS) {
       const int r = idx / kVecs, c = idx % kVecs * 4;
       float4 x = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       if (row0 + r < n && c < dim) x = *reinterpret_cast<const float4*>(src + static_cast<int64_t>(row0 + r) * dim + c);
       *reinterpret_cast<float4*>(tile + r * kStride + c) = x;
     }
   } else {
-    for (int idx = threadIdx.x; idx < ROWS * DP; idx += kThreads) {
+    for (int idx = threadIdx.x; idx < ROWS * DP; idx += THREADS) {
       const int r = idx / DP, c = idx % DP;
       tile[r * kStride + c] = row0 + r < n && c < dim ? src[static_cast<int64_t>(row0 + r) * dim + c] : 0.0f;
     }

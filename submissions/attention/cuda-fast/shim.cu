@@ -1,7 +1,12 @@
 // ABI shim of the project's fast CUDA kernels (kernels/attention/cuda).
+// Built with ATTENTION_TENSOR_CORE_FORWARD (tests/fixtures/attention/
+// cuda-tensor-core), the forward runs on tensor cores where it can.
 #include "abi_support.h"
 #include "attention/cuda/attention_cuda.cuh"
 #include "cuda_support.h"
+#ifdef ATTENTION_TENSOR_CORE_FORWARD
+#include "attention/cuda/attention_cuda_tensor_core.cuh"
+#endif
 
 namespace {
 
@@ -26,12 +31,36 @@ harness_status check_supported(const ac::Shape& shape) {
   return HARNESS_STATUS_OK;
 }
 
+#ifdef ATTENTION_TENSOR_CORE_FORWARD
+// Whether the tensor-core forward takes the shape on the current device;
+// where it does not, the plain forward runs.
+bool use_tensor_cores(const ac::Shape& shape) {
+  int device = 0, major = 0;
+  ac::DeviceLimits limits;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      attention_abi::device_attribute(device, cudaDevAttrComputeCapabilityMajor, &major) != cudaSuccess ||
+      attention_abi::device_attribute(device, cudaDevAttrMaxSharedMemoryPerBlockOptin, &limits.max_shared_per_block) !=
+          cudaSuccess) {
+    return false;
+  }
+  const char* why = "";
+  return ac::tensor_core_forward_supported(shape, limits, major, &why);
+}
+#endif
+
 harness_status forward(const float* q, const float* k, const float* v, int64_t batch, int64_t heads_q, int64_t heads_kv,
                        int64_t n_q, int64_t n_kv, int64_t dim, float scale, int32_t causal, float* o, float* lse,
                        void* stream) {
   const ac::Shape shape = shape_of(batch, heads_q, heads_kv, n_q, n_kv, dim, scale, causal);
   const harness_status status = check_supported(shape);
   if (status != HARNESS_STATUS_OK) return status;
+#ifdef ATTENTION_TENSOR_CORE_FORWARD
+  if (use_tensor_cores(shape)) {
+    const cudaError_t err = ac::forward_tensor_core(shape, q, k, v, o, lse, static_cast<cudaStream_t>(stream));
+    if (err != cudaSuccess) return cuda_fail("attention forward (tensor cores) launch", err);
+    return HARNESS_STATUS_OK;
+  }
+#endif
   const cudaError_t err = ac::forward(shape, q, k, v, o, lse, static_cast<cudaStream_t>(stream));
   if (err != cudaSuccess) return cuda_fail("attention forward launch", err);
   return HARNESS_STATUS_OK;

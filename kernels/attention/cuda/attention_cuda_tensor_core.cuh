@@ -1,0 +1,22 @@
+// The CUDA attention forward on tensor cores (3xTF32 mma, compute
+// capability 8.0 and later, dim <= 128): the same contract as
+// attention::cuda::forward (attention_cuda.cuh), whose checks it keeps.
+#ifndef ATTENTION_CUDA_TENSOR_CORE_CUH
+#define ATTENTION_CUDA_TENSOR_CORE_CUH
+
+#include "attention_cuda.cuh"
+
+namespace attention::cuda {
+
+// What the tensor-core forward needs beyond supported(): dim <= 128, a
+// device of compute capability 8.0 or later (`compute_major`), and its
+// shared memory within the device's limit. *why says what fails.
+bool tensor_core_forward_supported(const Shape& shape, const DeviceLimits& limits, int compute_major, const char** why);
+
+// One block of four warps per (batch, query head, tile of 64 queries).
+cudaError_t forward_tensor_core(const Shape& shape, const float* q, const float* k, const float* v, float* o,
+                                float* lse, cudaStream_t stream);
+
+}  // namespace attention::cuda
+
+#endif  // ATTENTION_CUDA_TENSOR_CORE_CUH
