@@ -22,6 +22,9 @@
 #             harness): its GPU tests, the selftest's mutants and
 #             exploits on it, then every challenge on it
 #                                        twins.{log,json,md} twins-selftest.{json,md}
+#   tensor-core  the attention forward on tensor cores (3xTF32):
+#             its forward perf cases beside cuda-fast's, then its
+#             other cases         tensor-core.{log,json,md} tensor-core-{perf,beside}.json
 #   processes GPU process submissions (protocol 2 on CUDA twins):
 #             the PyTorch fixture's GPU test (a full build), then
 #             the peak and every challenge on cuda, the PyTorch
@@ -67,8 +70,8 @@ steps=()
 for a in "$@"; do
   case "$a" in
     --dry-run) dry=1 ;;
-    build|probe|tests|witness|selftest|sanitize|run|peer|twins|processes) steps+=("$a") ;;
-    *) echo "gpu-session: unknown step '$a' (build probe tests witness selftest sanitize run peer twins processes, --dry-run)" >&2; exit 2 ;;
+    build|probe|tests|witness|selftest|sanitize|run|peer|twins|tensor-core|processes) steps+=("$a") ;;
+    *) echo "gpu-session: unknown step '$a' (build probe tests witness selftest sanitize run peer twins tensor-core processes, --dry-run)" >&2; exit 2 ;;
   esac
 done
 [ ${#steps[@]} -gt 0 ] || { sed -n '2,49p' "$0"; exit 2; }
@@ -262,6 +265,23 @@ step_twins() {
     -o "$out/twins.json" --md "$out/twins.md" || failed+=("twins run")
 }
 
+# The attention forward on tensor cores (a test fixture until it has passed
+# here): every case of fixture-cuda-tensor-core, its perf cases first (the
+# forward's speed is what it is for), then cuda-fast's forward perf cases in
+# the same session for the ratio.
+step_tensor_core() {
+  say "the attention forward on tensor cores"
+  local fixtures=(env HARNESS_SUBMISSION_INDEX=build/tests/fixture_index.json)
+  do_ tensor-core.log "${fixtures[@]}" build/harness run attention -s fixture-cuda-tensor-core --device cuda \
+    --case perf.forward.prefill perf.forward.long --seed "$seed" -o "$out/tensor-core-perf.json" \
+    || failed+=("tensor-core perf")
+  do_ tensor-core.log build/harness run attention -s cuda-fast --device cuda --case perf.forward.prefill perf.forward.long \
+    --seed "$seed" -o "$out/tensor-core-beside.json" || failed+=("cuda-fast forward perf")
+  do_ tensor-core.log "${fixtures[@]}" build/harness run attention -s fixture-cuda-tensor-core --device cuda \
+    --suite correctness edge stability --seed "$seed" -o "$out/tensor-core.json" --md "$out/tensor-core.md" \
+    || failed+=("tensor-core cases")
+}
+
 # Which interpreter imports torch, what the client's device path does with
 # it, then the whole CUDA run with the GPU process submissions in it (the
 # PyTorch eager peers, the Triton entries) beside our kernels, and the same
@@ -320,7 +340,7 @@ built=0
 for s in "${steps[@]}"; do
   if [ $built -eq 0 ]; then ensure_build; built=1; fi
   current_step=$s step_started=$SECONDS
-  [ "$s" = build ] || "step_$s"
+  [ "$s" = build ] || "step_${s//-/_}"
 done
 
 say "done"
