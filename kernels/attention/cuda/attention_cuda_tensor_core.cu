@@ -1,15 +1,21 @@
-// Launcher of the tensor-core forward: the kernel instance for dim padded to
-// 32, 64, 96 or 128.
+// Launchers of the tensor-core kernels: the instance for dim padded to 32,
+// 64, 96 or 128, each launch checked.
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
 #include "attention_cuda_tensor_core.cuh"
+#include "backward_tensor_core_kernels.cuh"
 #include "forward_tensor_core_kernel.cuh"
 
 namespace attention::cuda {
 namespace {
 
+using detail::BackwardArgs;
 using detail::ForwardArgs;
+using detail::TensorCoreDkvTiles;
+using detail::TensorCoreDqTiles;
 using detail::TensorCoreForwardTiles;
 
 constexpr int64_t kMaxTensorCoreDim = 128;
@@ -22,22 +28,40 @@ auto with_tensor_core_dim(int64_t dim, Fn&& fn) {
   return fn(std::integral_constant<int, 128>{});
 }
 
+template <int DP>
+constexpr size_t max_shared_bytes() {
+  return std::max({TensorCoreForwardTiles<DP>::kSharedBytes, TensorCoreDqTiles<DP>::kSharedBytes,
+                   TensorCoreDkvTiles<DP>::kSharedBytes});
+}
+static_assert(max_shared_bytes<128>() <= 163 * 1024, "a tensor-core kernel outgrew an A100's shared memory");
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// kernel<<<blocks, THREADS, shared, stream>>>(args); nothing for no blocks.
+template <int THREADS, class Args>
+cudaError_t launch(void (*kernel)(Args), int64_t blocks, size_t shared, cudaStream_t stream, const Args& args) {
+  if (blocks == 0) return cudaSuccess;
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
+  if (err != cudaSuccess) return err;
+  kernel<<<static_cast<unsigned>(blocks), THREADS, shared, stream>>>(args);
+  return cudaGetLastError();
+}
+
 }  // namespace
 
-bool tensor_core_forward_supported(const Shape& s, const DeviceLimits& limits, int compute_major, const char** why) {
+bool tensor_core_supported(const Shape& s, const DeviceLimits& limits, int compute_major, const char** why) {
   if (!supported(s, limits, why)) return false;
   if (s.dim > kMaxTensorCoreDim) {
-    *why = "the tensor-core forward handles dim <= 128";
+    *why = "the tensor-core kernels handle dim <= 128";
     return false;
   }
   if (compute_major < 8) {
-    *why = "the tensor-core forward needs compute capability 8.0 or later (TF32 mma)";
+    *why = "the tensor-core kernels need compute capability 8.0 or later (TF32 mma)";
     return false;
   }
-  const size_t shared =
-      with_tensor_core_dim(s.dim, [](auto dp) { return TensorCoreForwardTiles<decltype(dp)::value>::kSharedBytes; });
+  const size_t shared = with_tensor_core_dim(s.dim, [](auto dp) { return max_shared_bytes<decltype(dp)::value>(); });
   if (shared > static_cast<size_t>(limits.max_shared_per_block)) {
-    *why = "the tensor-core forward needs more shared memory per block than this device has";
+    *why = "the tensor-core kernels need more shared memory per block than this device has";
     return false;
   }
   *why = "";
@@ -49,15 +73,28 @@ cudaError_t forward_tensor_core(const Shape& s, const float* q, const float* k, 
   const ForwardArgs args{
       detail::geometry(s, detail::aligned16(q) && detail::aligned16(k) && detail::aligned16(v)), q, k, v, o, lse};
   return with_tensor_core_dim(s.dim, [&](auto dp) {
-    using T = TensorCoreForwardTiles<decltype(dp)::value>;
-    const int64_t blocks = s.batch * s.heads_q * ((s.n_q + T::kQueries - 1) / T::kQueries);
-    if (blocks == 0) return cudaSuccess;
-    auto* kernel = detail::forward_tensor_core_kernel<decltype(dp)::value>;
+    constexpr int DP = decltype(dp)::value;
+    using T = TensorCoreForwardTiles<DP>;
+    return launch<T::kThreads>(detail::forward_tensor_core_kernel<DP>,
+                               s.batch * s.heads_q * ceil_div(s.n_q, T::kQueries), T::kSharedBytes, stream, args);
+  });
+}
+
+cudaError_t backward_tensor_core(const Shape& s, const float* q, const float* k, const float* v, const float* o,
+                                 const float* lse, const float* dout, float* dq, float* dk, float* dv,
+                                 cudaStream_t stream) {
+  const bool aligned = detail::aligned16(q) && detail::aligned16(k) && detail::aligned16(v) && detail::aligned16(dout);
+  const BackwardArgs args{detail::geometry(s, aligned), q, k, v, o, lse, dout, dq, dk, dv};
+  return with_tensor_core_dim(s.dim, [&](auto dp) {
+    constexpr int DP = decltype(dp)::value;
+    using Q = TensorCoreDqTiles<DP>;
+    using KV = TensorCoreDkvTiles<DP>;
     cudaError_t err =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(T::kSharedBytes));
+        launch<Q::kThreads>(detail::dq_tensor_core_kernel<DP>, s.batch * s.heads_q * ceil_div(s.n_q, Q::kQueries),
+                            Q::kSharedBytes, stream, args);
     if (err != cudaSuccess) return err;
-    kernel<<<static_cast<unsigned>(blocks), T::kThreads, T::kSharedBytes, stream>>>(args);
-    return cudaGetLastError();
+    return launch<KV::kThreads>(detail::dkv_tensor_core_kernel<DP>, s.batch * s.heads_kv * ceil_div(s.n_kv, KV::kKeys),
+                                KV::kSharedBytes, stream, args);
   });
 }
 

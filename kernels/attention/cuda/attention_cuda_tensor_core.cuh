@@ -1,6 +1,6 @@
-// The CUDA attention forward on tensor cores (3xTF32 mma, compute
-// capability 8.0 and later, dim <= 128): the same contract as
-// attention::cuda::forward (attention_cuda.cuh), whose checks it keeps.
+// The CUDA attention on tensor cores (3xTF32 mma, compute capability 8.0
+// and later, dim <= 128): the same contracts as attention::cuda::forward and
+// backward (attention_cuda.cuh), whose checks they keep.
 #ifndef ATTENTION_CUDA_TENSOR_CORE_CUH
 #define ATTENTION_CUDA_TENSOR_CORE_CUH
 
@@ -8,14 +8,21 @@
 
 namespace attention::cuda {
 
-// What the tensor-core forward needs beyond supported(): dim <= 128, a
-// device of compute capability 8.0 or later (`compute_major`), and its
+// What the tensor-core kernels need beyond supported(): dim <= 128, a
+// device of compute capability 8.0 or later (`compute_major`), and their
 // shared memory within the device's limit. *why says what fails.
-bool tensor_core_forward_supported(const Shape& shape, const DeviceLimits& limits, int compute_major, const char** why);
+bool tensor_core_supported(const Shape& shape, const DeviceLimits& limits, int compute_major, const char** why);
 
 // One block of four warps per (batch, query head, tile of 64 queries).
 cudaError_t forward_tensor_core(const Shape& shape, const float* q, const float* k, const float* v, float* o,
                                 float* lse, cudaStream_t stream);
+
+// Two kernels as backward()'s: dq with a block of four warps per (batch,
+// query head, tile of 64 queries); dk and dv with one per (batch, kv head,
+// tile of 64 keys), 32 queries a step.
+cudaError_t backward_tensor_core(const Shape& shape, const float* q, const float* k, const float* v, const float* o,
+                                 const float* lse, const float* dout, float* dq, float* dk, float* dv,
+                                 cudaStream_t stream);
 
 }  // namespace attention::cuda
 

@@ -138,11 +138,13 @@ __device__ __forceinline__ void tile_accumulate(const float* w, const float* m, 
 // query tile (0 past row n): dout is the tile already in shared memory, o the
 // row-major [n, dim] tensor. A warp per (row, 32 columns), coalesced; the
 // partial sums (ROWS * DP / 32 floats of shared memory) are added in a fixed
-// order. Starts and ends with every thread of the block (barriers inside).
-template <int ROWS, int DP>
+// order. Starts and ends with every thread of the block (THREADS of them;
+// barriers inside); dout's rows are STRIDE floats apart.
+template <int ROWS, int DP, int STRIDE = tile_stride(DP), int THREADS = kThreads>
 __device__ __forceinline__ void row_dots(const float* dout, const float* __restrict__ o, int row0, int n, int dim,
                                          float* partial, float* dvec) {
-  constexpr int kChunks = DP / 32, kWarps = kThreads / 32, kStride = tile_stride(DP);
+  constexpr int kChunks = DP / 32, kWarps = THREADS / 32, kStride = STRIDE;
+  static_assert(ROWS <= THREADS, "a thread per row adds the partial sums");
   static_assert(ROWS * kChunks % kWarps == 0, "every warp runs as many shuffles");
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   for (int w = warp; w < ROWS * kChunks; w += kWarps) {

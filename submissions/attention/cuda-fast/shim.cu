@@ -1,10 +1,10 @@
 // ABI shim of the project's fast CUDA kernels (kernels/attention/cuda).
-// Built with ATTENTION_TENSOR_CORE_FORWARD (tests/fixtures/attention/
-// cuda-tensor-core), the forward runs on tensor cores where it can.
+// Built with ATTENTION_TENSOR_CORE (tests/fixtures/attention/
+// cuda-tensor-core), forward and backward run on tensor cores where they can.
 #include "abi_support.h"
 #include "attention/cuda/attention_cuda.cuh"
 #include "cuda_support.h"
-#ifdef ATTENTION_TENSOR_CORE_FORWARD
+#ifdef ATTENTION_TENSOR_CORE
 #include "attention/cuda/attention_cuda_tensor_core.cuh"
 #endif
 
@@ -31,9 +31,9 @@ harness_status check_supported(const ac::Shape& shape) {
   return HARNESS_STATUS_OK;
 }
 
-#ifdef ATTENTION_TENSOR_CORE_FORWARD
-// Whether the tensor-core forward takes the shape on the current device;
-// where it does not, the plain forward runs.
+#ifdef ATTENTION_TENSOR_CORE
+// Whether the tensor-core kernels take the shape on the current device;
+// where they do not, the plain kernels run.
 bool use_tensor_cores(const ac::Shape& shape) {
   int device = 0, major = 0;
   ac::DeviceLimits limits;
@@ -44,7 +44,7 @@ bool use_tensor_cores(const ac::Shape& shape) {
     return false;
   }
   const char* why = "";
-  return ac::tensor_core_forward_supported(shape, limits, major, &why);
+  return ac::tensor_core_supported(shape, limits, major, &why);
 }
 #endif
 
@@ -54,7 +54,7 @@ harness_status forward(const float* q, const float* k, const float* v, int64_t b
   const ac::Shape shape = shape_of(batch, heads_q, heads_kv, n_q, n_kv, dim, scale, causal);
   const harness_status status = check_supported(shape);
   if (status != HARNESS_STATUS_OK) return status;
-#ifdef ATTENTION_TENSOR_CORE_FORWARD
+#ifdef ATTENTION_TENSOR_CORE
   if (use_tensor_cores(shape)) {
     const cudaError_t err = ac::forward_tensor_core(shape, q, k, v, o, lse, static_cast<cudaStream_t>(stream));
     if (err != cudaSuccess) return cuda_fail("attention forward (tensor cores) launch", err);
@@ -72,6 +72,14 @@ harness_status backward(const float* q, const float* k, const float* v, const fl
   const ac::Shape shape = shape_of(batch, heads_q, heads_kv, n_q, n_kv, dim, scale, causal);
   const harness_status status = check_supported(shape);
   if (status != HARNESS_STATUS_OK) return status;
+#ifdef ATTENTION_TENSOR_CORE
+  if (use_tensor_cores(shape)) {
+    const cudaError_t err =
+        ac::backward_tensor_core(shape, q, k, v, o, lse, dout, dq, dk, dv, static_cast<cudaStream_t>(stream));
+    if (err != cudaSuccess) return cuda_fail("attention backward (tensor cores) launch", err);
+    return HARNESS_STATUS_OK;
+  }
+#endif
   const cudaError_t err = ac::backward(shape, q, k, v, o, lse, dout, dq, dk, dv, static_cast<cudaStream_t>(stream));
   if (err != cudaSuccess) return cuda_fail("attention backward launch", err);
   return HARNESS_STATUS_OK;

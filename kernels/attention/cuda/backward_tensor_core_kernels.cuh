@@ -1,0 +1,292 @@
+// The backward on tensor cores: the dq kernel and the dk/dv kernel of
+// backward_dq_kernel.cuh and backward_dkv_kernel.cuh, with every product a
+// warp-level 3xTF32 mma (mma_tf32.cuh) and p and ds held in C fragments
+// between them. Race-free as theirs: each block writes only its own rows,
+// the group's query heads summed in a fixed order.
+#ifndef ATTENTION_CUDA_BACKWARD_TENSOR_CORE_KERNELS_CUH
+#define ATTENTION_CUDA_BACKWARD_TENSOR_CORE_KERNELS_CUH
+
+#include "kernel_args.cuh"
+#include "mma_tf32.cuh"
+#include "tile_ops.cuh"
+
+namespace attention::cuda::detail {
+
+// Every tile's rows 4 mod 32 floats apart: conflict-free for the fragments
+// read row g, column t (A operands and transposed B operands); a B operand
+// read row t, column g (k and q as the right factor of ds) takes two ways.
+template <int DP>
+constexpr int tc_stride() {
+  return DP + 4;
+}
+
+// Shared memory of dq_tensor_core_kernel<DP>, in floats: the query and dout
+// tiles, a key and a value tile, the rows' partial dots, lse and
+// D = rowsum(dout * o).
+template <int DP>
+struct TensorCoreDqTiles {
+  static_assert(DP % 8 == 0 && DP <= 128, "dim padded to 32, 64, 96 or 128");
+  static constexpr int kWarps = 4;
+  static constexpr int kThreads = 32 * kWarps;
+  static constexpr int kQueries = 16 * kWarps;
+  static constexpr int kKeys = 64;
+  static constexpr int kStride = tc_stride<DP>();
+  static constexpr int kQ = 0;
+  static constexpr int kDout = kQ + kQueries * kStride;
+  static constexpr int kK = kDout + kQueries * kStride;
+  static constexpr int kV = kK + kKeys * kStride;
+  static constexpr int kPartial = kV + kKeys * kStride;
+  static constexpr int kLse = kPartial + kQueries * (DP / 32);
+  static constexpr int kD = kLse + kQueries;
+  static constexpr int kFloats = kD + kQueries;
+  static constexpr size_t kSharedBytes = sizeof(float) * kFloats;
+};
+
+// Shared memory of dkv_tensor_core_kernel<DP>: the key and value tiles, a
+// query and a dout tile, the query rows' partial dots, lse and D.
+template <int DP>
+struct TensorCoreDkvTiles {
+  static_assert(DP % 8 == 0 && DP <= 128, "dim padded to 32, 64, 96 or 128");
+  static constexpr int kWarps = 4;
+  static constexpr int kThreads = 32 * kWarps;
+  static constexpr int kKeys = 16 * kWarps;
+  static constexpr int kQueries = 32;
+  static constexpr int kStride = tc_stride<DP>();
+  static constexpr int kK = 0;
+  static constexpr int kV = kK + kKeys * kStride;
+  static constexpr int kQ = kV + kKeys * kStride;
+  static constexpr int kDout = kQ + kQueries * kStride;
+  static constexpr int kPartial = kDout + kQueries * kStride;
+  static constexpr int kLse = kPartial + kQueries * (DP / 32);
+  static constexpr int kD = kLse + kQueries;
+  static constexpr int kFloats = kD + kQueries;
+  static constexpr size_t kSharedBytes = sizeof(float) * kFloats;
+};
+
+// acc[j] += A B^T over DP: A the 16 rows of `a` (a warp's rows), B^T the
+// columns 8 j .. 8 j + 7 being rows of `b`: acc is [16 x 8 TILES].
+template <int TILES, int DP, int STRIDE>
+__device__ __forceinline__ void warp_dot_rows(const float* a, const float* b, int lane, float (&acc)[TILES][4]) {
+#pragma unroll
+  for (int j = 0; j < TILES; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+#pragma unroll 2
+  for (int d0 = 0; d0 < DP; d0 += 8) {
+    float x[4];
+    mma::load_a(a, STRIDE, d0, lane, x);
+    const mma::FragA fa = mma::split_a(x);
+#pragma unroll
+    for (int j = 0; j < TILES; ++j) mma::mma_3xtf32(acc[j], fa, mma::load_b_transposed(b, STRIDE, 8 * j, d0, lane));
+  }
+}
+
+// out[n] += W M over the 8 TILES columns of W: W in C fragments [16 x 8
+// TILES], M the row-major [8 TILES, DP] tile `m`: out is [16 x DP].
+template <int TILES, int DP, int STRIDE>
+__device__ __forceinline__ void warp_accumulate(const float (&w)[TILES][4], const float* m, int lane,
+                                                float (&out)[DP / 8][4]) {
+#pragma unroll
+  for (int j = 0; j < TILES; ++j) {
+    float x[4];
+    mma::c_as_a(w[j], lane, x);
+    const mma::FragA fa = mma::split_a(x);
+#pragma unroll
+    for (int n = 0; n < DP / 8; ++n) mma::mma_3xtf32(out[n], fa, mma::load_b(m, STRIDE, 8 * j, 8 * n, lane));
+  }
+}
+
+// One block per (batch, query head, query tile), four warps of 16 rows.
+// Per step of keys:  p = exp(scale q k^T - lse) (0 where masked),
+// ds = p (dout v^T - D), dq += ds k; dq times scale at the end.
+template <int DP>
+__global__ void __launch_bounds__(TensorCoreDqTiles<DP>::kThreads) dq_tensor_core_kernel(const BackwardArgs a) {
+  using T = TensorCoreDqTiles<DP>;
+  constexpr int kScoreTiles = T::kKeys / 8;
+  constexpr int kOutTiles = DP / 8;
+  const Geometry& g = a.g;
+  float* const smem = shared_floats();
+  float* const qs = smem + T::kQ;
+  float* const dos = smem + T::kDout;
+  float* const ks = smem + T::kK;
+  float* const vs = smem + T::kV;
+  float* const lse_s = smem + T::kLse;
+  float* const d_s = smem + T::kD;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+  const int tiles = (g.n_q + T::kQueries - 1) / T::kQueries;
+  const int tile = tiles - 1 - static_cast<int>(blockIdx.x % tiles);
+  const int64_t bh = blockIdx.x / tiles;
+  const int64_t bkv = bh / g.heads_q * g.heads_kv + bh % g.heads_q / g.group;
+  const int q0 = tile * T::kQueries;
+  const float* const k = a.k + bkv * g.n_kv * g.dim;
+  const float* const v = a.v + bkv * g.n_kv * g.dim;
+  const int kv_end = key_end(g, q0, T::kQueries);
+
+  load_tile<T::kQueries, DP, T::kStride, T::kThreads>(a.q + bh * g.n_q * g.dim, q0, g.n_q, g.dim, g.vec4, qs);
+  load_tile<T::kQueries, DP, T::kStride, T::kThreads>(a.dout + bh * g.n_q * g.dim, q0, g.n_q, g.dim, g.vec4, dos);
+  if (threadIdx.x < T::kQueries) {
+    const int row = q0 + static_cast<int>(threadIdx.x);
+    lse_s[threadIdx.x] = row < g.n_q ? a.lse[bh * g.n_q + row] : -INFINITY;
+  }
+  __syncthreads();
+  row_dots<T::kQueries, DP, T::kStride, T::kThreads>(dos, a.o + bh * g.n_q * g.dim, q0, g.n_q, g.dim,
+                                                     smem + T::kPartial, d_s);
+  const int local0 = 16 * warp + lane / 4;  // this lane's rows of the tile: local0 and local0 + 8
+  const float row_lse[2] = {lse_s[local0], lse_s[local0 + 8]};
+  const float row_d[2] = {d_s[local0], d_s[local0 + 8]};
+  const float* const q_warp = qs + 16 * warp * T::kStride;
+  const float* const dout_warp = dos + 16 * warp * T::kStride;
+
+  float dq[kOutTiles][4];
+#pragma unroll
+  for (int n = 0; n < kOutTiles; ++n) dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.0f;
+
+  for (int kv0 = 0; kv0 < kv_end; kv0 += T::kKeys) {
+    __syncthreads();  // the last step is done with ks and vs
+    load_tile<T::kKeys, DP, T::kStride, T::kThreads>(k, kv0, g.n_kv, g.dim, g.vec4, ks);
+    load_tile<T::kKeys, DP, T::kStride, T::kThreads>(v, kv0, g.n_kv, g.dim, g.vec4, vs);
+    __syncthreads();
+
+    float s[kScoreTiles][4], dp[kScoreTiles][4];
+    warp_dot_rows<kScoreTiles, DP, T::kStride>(q_warp, ks, lane, s);
+    warp_dot_rows<kScoreTiles, DP, T::kStride>(dout_warp, vs, lane, dp);
+#pragma unroll
+    for (int j = 0; j < kScoreTiles; ++j) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int h = r / 2;
+        const int row = q0 + local0 + 8 * h;
+        // Masked pairs give ds = 0 outright; lse = -inf marks a row that
+        // sees no key.
+        float ds = 0.0f;
+        if (visible(g, row, kv0 + 8 * j + mma::c_col(lane, r)) && row_lse[h] != -INFINITY)
+          ds = __expf(s[j][r] * g.scale - row_lse[h]) * (dp[j][r] - row_d[h]);
+        s[j][r] = ds;
+      }
+    }
+    warp_accumulate<kScoreTiles, DP, T::kStride>(s, ks, lane, dq);
+  }
+
+  float* const out = a.dq + bh * g.n_q * g.dim;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = q0 + local0 + 8 * h;
+    if (row >= g.n_q) continue;
+    float* const out_row = out + static_cast<int64_t>(row) * g.dim;
+#pragma unroll
+    for (int n = 0; n < kOutTiles; ++n) {
+      const int col = 8 * n + mma::c_col(lane, 0);
+      if (col < g.dim) out_row[col] = dq[n][2 * h] * g.scale;
+      if (col + 1 < g.dim) out_row[col + 1] = dq[n][2 * h + 1] * g.scale;
+    }
+  }
+}
+
+// One block per (batch, kv head, key tile), four warps of 16 keys. Per step
+// of queries, for each query head of the group in turn:
+//   p^T = exp(scale k q^T - lse) (0 where masked), ds^T = p^T (v dout^T - D),
+//   dv += p^T dout, dk += ds^T q; dk times scale at the end.
+// Query tiles that see none of the keys under the causal mask are skipped.
+template <int DP>
+__global__ void __launch_bounds__(TensorCoreDkvTiles<DP>::kThreads) dkv_tensor_core_kernel(const BackwardArgs a) {
+  using T = TensorCoreDkvTiles<DP>;
+  constexpr int kScoreTiles = T::kQueries / 8;
+  constexpr int kOutTiles = DP / 8;
+  const Geometry& g = a.g;
+  float* const smem = shared_floats();
+  float* const ks = smem + T::kK;
+  float* const vs = smem + T::kV;
+  float* const qs = smem + T::kQ;
+  float* const dos = smem + T::kDout;
+  float* const lse_s = smem + T::kLse;
+  float* const d_s = smem + T::kD;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+  const int tiles = (g.n_kv + T::kKeys - 1) / T::kKeys;
+  const int tile = static_cast<int>(blockIdx.x % tiles);
+  const int64_t bkv = blockIdx.x / tiles;
+  const int64_t bh0 = bkv / g.heads_kv * g.heads_q + bkv % g.heads_kv * g.group;
+  const int k0 = tile * T::kKeys;
+  const int q_begin = query_begin(g, k0) / T::kQueries * T::kQueries;
+
+  load_tile<T::kKeys, DP, T::kStride, T::kThreads>(a.k + bkv * g.n_kv * g.dim, k0, g.n_kv, g.dim, g.vec4, ks);
+  load_tile<T::kKeys, DP, T::kStride, T::kThreads>(a.v + bkv * g.n_kv * g.dim, k0, g.n_kv, g.dim, g.vec4, vs);
+  const int key0 = k0 + 16 * warp + lane / 4;  // this lane's keys: key0 and key0 + 8
+  const float* const k_warp = ks + 16 * warp * T::kStride;
+  const float* const v_warp = vs + 16 * warp * T::kStride;
+
+  float dk[kOutTiles][4], dv[kOutTiles][4];
+#pragma unroll
+  for (int n = 0; n < kOutTiles; ++n) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) dk[n][r] = dv[n][r] = 0.0f;
+  }
+
+  for (int h = 0; h < g.group; ++h) {
+    const int64_t bh = bh0 + h;
+    const float* const q = a.q + bh * g.n_q * g.dim;
+    const float* const dout = a.dout + bh * g.n_q * g.dim;
+    const float* const o = a.o + bh * g.n_q * g.dim;
+    const float* const lse = a.lse + bh * g.n_q;
+    for (int q0 = q_begin; q0 < g.n_q; q0 += T::kQueries) {
+      __syncthreads();  // ks and vs are loaded; the last step is done with its tiles
+      load_tile<T::kQueries, DP, T::kStride, T::kThreads>(q, q0, g.n_q, g.dim, g.vec4, qs);
+      load_tile<T::kQueries, DP, T::kStride, T::kThreads>(dout, q0, g.n_q, g.dim, g.vec4, dos);
+      if (threadIdx.x < T::kQueries) {
+        const int row = q0 + static_cast<int>(threadIdx.x);
+        lse_s[threadIdx.x] = row < g.n_q ? lse[row] : -INFINITY;
+      }
+      __syncthreads();
+      row_dots<T::kQueries, DP, T::kStride, T::kThreads>(dos, o, q0, g.n_q, g.dim, smem + T::kPartial, d_s);
+
+      float pt[kScoreTiles][4], dst[kScoreTiles][4];
+      warp_dot_rows<kScoreTiles, DP, T::kStride>(k_warp, qs, lane, pt);
+      warp_dot_rows<kScoreTiles, DP, T::kStride>(v_warp, dos, lane, dst);
+#pragma unroll
+      for (int j = 0; j < kScoreTiles; ++j) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const int col = 8 * j + mma::c_col(lane, r);
+          const int key = key0 + 8 * (r / 2);
+          const float row_lse = lse_s[col];
+          // As in the dq kernel: masked pairs (and rows that see no key)
+          // contribute exact zeros.
+          float p = 0.0f, ds = 0.0f;
+          if (visible(g, q0 + col, key) && row_lse != -INFINITY) {
+            p = __expf(pt[j][r] * g.scale - row_lse);
+            ds = p * (dst[j][r] - d_s[col]);
+          }
+          pt[j][r] = p;
+          dst[j][r] = ds;
+        }
+      }
+      warp_accumulate<kScoreTiles, DP, T::kStride>(pt, dos, lane, dv);
+      warp_accumulate<kScoreTiles, DP, T::kStride>(dst, qs, lane, dk);
+    }
+  }
+
+  float* const dk_out = a.dk + bkv * g.n_kv * g.dim;
+  float* const dv_out = a.dv + bkv * g.n_kv * g.dim;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int key = key0 + 8 * h;
+    if (key >= g.n_kv) continue;
+    float* const dk_row = dk_out + static_cast<int64_t>(key) * g.dim;
+    float* const dv_row = dv_out + static_cast<int64_t>(key) * g.dim;
+#pragma unroll
+    for (int n = 0; n < kOutTiles; ++n) {
+      const int col = 8 * n + mma::c_col(lane, 0);
+      if (col < g.dim) {
+        dk_row[col] = dk[n][2 * h] * g.scale;
+        dv_row[col] = dv[n][2 * h];
+      }
+      if (col + 1 < g.dim) {
+        dk_row[col + 1] = dk[n][2 * h + 1] * g.scale;
+        dv_row[col + 1] = dv[n][2 * h + 1];
+      }
+    }
+  }
+}
+
+}  // namespace attention::cuda::detail
+
+#endif  // ATTENTION_CUDA_BACKWARD_TENSOR_CORE_KERNELS_CUH
