@@ -22,8 +22,8 @@
 #             harness): its GPU tests, the selftest's mutants and
 #             exploits on it, then every challenge on it
 #                                        twins.{log,json,md} twins-selftest.{json,md}
-#   tensor-core  the attention forward on tensor cores (3xTF32):
-#             its forward perf cases beside cuda-fast's, then its
+#   tensor-core  the attention kernels on tensor cores (3xTF32):
+#             three perf cases beside cuda-fast's, then the
 #             other cases         tensor-core.{log,json,md} tensor-core-{perf,beside}.json
 #   processes GPU process submissions (protocol 2 on CUDA twins):
 #             the PyTorch fixture's GPU test (a full build), then
@@ -265,17 +265,17 @@ step_twins() {
     -o "$out/twins.json" --md "$out/twins.md" || failed+=("twins run")
 }
 
-# The attention forward on tensor cores (a test fixture until it has passed
-# here): every case of fixture-cuda-tensor-core, its perf cases first (the
-# forward's speed is what it is for), then cuda-fast's forward perf cases in
-# the same session for the ratio.
+# The attention kernels on tensor cores (a test fixture until they have
+# passed here): fixture-cuda-tensor-core's perf cases first (speed is what
+# they are for), cuda-fast's in the same session for the ratio, then the
+# fixture's other cases.
 step_tensor_core() {
-  say "the attention forward on tensor cores"
+  say "the attention kernels on tensor cores"
   local fixtures=(env HARNESS_SUBMISSION_INDEX=build/tests/fixture_index.json)
   do_ tensor-core.log "${fixtures[@]}" build/harness run attention -s fixture-cuda-tensor-core --device cuda \
-    --case perf.forward.prefill perf.forward.long --seed "$seed" -o "$out/tensor-core-perf.json" \
+    --case perf.forward.prefill perf.backward.prefill perf.forward.long --seed "$seed" -o "$out/tensor-core-perf.json" \
     || failed+=("tensor-core perf")
-  do_ tensor-core.log build/harness run attention -s cuda-fast --device cuda --case perf.forward.prefill perf.forward.long \
+  do_ tensor-core.log build/harness run attention -s cuda-fast --device cuda --case perf.forward.prefill perf.backward.prefill perf.forward.long \
     --seed "$seed" -o "$out/tensor-core-beside.json" || failed+=("cuda-fast forward perf")
   do_ tensor-core.log "${fixtures[@]}" build/harness run attention -s fixture-cuda-tensor-core --device cuda \
     --suite correctness edge stability --seed "$seed" -o "$out/tensor-core.json" --md "$out/tensor-core.md" \
