@@ -102,7 +102,10 @@ def attend_in(dtype):
             # queries of every row, [Hkv, n * group, d], one matrix product each.
             queries = q[row:row + n].astype(dtype).reshape(n, kv_heads, group, d)
             queries = queries.transpose(1, 0, 2, 3).reshape(kv_heads, n * group, d)
-            scores = (queries @ keys.transpose(1, 2, 0)) / dtype(np.sqrt(c["head_dim"]))  # [Hkv, n * group, T]
+            # Keys on the left: the library then packs the short queries and
+            # not a copy of every key, which OpenBLAS would keep afterwards.
+            scores = (keys.transpose(1, 0, 2) @ queries.transpose(0, 2, 1)).transpose(0, 2, 1)  # [Hkv, n * group, T]
+            scores /= dtype(np.sqrt(c["head_dim"]))
             positions = total - n + np.arange(n)                                # each query's own position
             future = np.arange(total)[None, :] > positions[:, None]            # [n, T]
             scores = np.where(np.repeat(future, group, axis=0)[None], dtype(-np.inf), scores)
