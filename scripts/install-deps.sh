@@ -8,7 +8,9 @@ set -euo pipefail
 # implementation, whose matrix products are several times slower); the
 # single-threaded build, because the untimed cases of several entries run side
 # by side, and a threaded BLAS's buffers, allocated at its first product, would
-# be counted in a NumPy kv_cache's memory.
+# be counted in a NumPy kv_cache's memory. (Where a threaded build is already
+# the machine's libblas, the harness runs it on one thread:
+# OPENBLAS_NUM_THREADS=1, docs/PROCESS_PROTOCOL.md.)
 packages=(cmake g++ make pkg-config nlohmann-json3-dev libcli11-dev libfmt-dev libseccomp-dev libgtest-dev libbenchmark-dev python3-junitparser python3-numpy libopenblas0-serial)
 missing=()
 for p in "${packages[@]}"; do

@@ -157,6 +157,12 @@ void ProcessExecutor::ensure_started() {
       // may write: /tmp is closed to it.
       "TMPDIR=" + target_.scratch,
       "PYTHONPATH=" + client_path() + (python_path && *python_path ? std::string(":") + python_path : "")};
+  // OpenBLAS on one thread, whichever build the machine's libblas is, unless
+  // the harness's own environment chooses: the threaded build keeps a buffer
+  // per thread, touched further by each larger product, which a NumPy
+  // kv_cache's memory witness counted as its state (understated_memory on 2
+  // cases where the single-threaded build passes every one).
+  if (std::getenv("OPENBLAS_NUM_THREADS") == nullptr) launch.environment.push_back("OPENBLAS_NUM_THREADS=1");
   json hello_request{{"type", "hello"},
                      {"protocol", target_.protocol},
                      {"challenge", target_.challenge},

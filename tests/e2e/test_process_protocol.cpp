@@ -53,6 +53,19 @@ TEST(ProcessProtocol, ACaseThatFailsEndsTheProcessAndTheNextCaseStartsAFreshOne)
   EXPECT_TRUE(started_during(cases[2])) << "the case after a failure ran in the process the failure left";
 }
 
+// OpenBLAS runs on one thread in every process submission, whichever build
+// the machine's libblas is (a threaded one's per-thread buffers read as a
+// NumPy kv_cache's state), unless the harness's own environment chooses.
+TEST(ProcessProtocol, OpenBlasRunsOnOneThreadUnlessTheHarnesssEnvironmentChooses) {
+  REQUIRE_NUMPY();
+  ::unsetenv("OPENBLAS_NUM_THREADS");
+  const CaseResult fixed = run_mode("report-blas-threads");
+  EXPECT_NE(fixed.message.find("OPENBLAS_NUM_THREADS=1"), std::string::npos) << fixed.message;
+  testing::ScopedEnv chosen("OPENBLAS_NUM_THREADS", "2");
+  const CaseResult kept = run_mode("report-blas-threads");
+  EXPECT_NE(kept.message.find("OPENBLAS_NUM_THREADS=2"), std::string::npos) << kept.message;
+}
+
 TEST(ProcessProtocol, AWellBehavedClientPasses) {
   REQUIRE_NUMPY();
   const CaseResult c = run_mode("ok");
