@@ -9,17 +9,20 @@
 #include "backward_dkv_kernel.cuh"
 #include "backward_dq_kernel.cuh"
 #include "forward_kernel.cuh"
+#include "launch.cuh"
 
 namespace attention::cuda {
 namespace {
 
 using detail::aligned16;
 using detail::BackwardArgs;
+using detail::ceil_div;
 using detail::DkvTiles;
 using detail::DqTiles;
 using detail::ForwardArgs;
 using detail::ForwardTiles;
 using detail::geometry;
+using detail::launch;
 
 constexpr int64_t kMaxDim = 256;
 // Positions inside a tile run up to 255 past n_q or n_kv, still in int.
@@ -54,19 +57,6 @@ constexpr size_t max_shared_bytes() {
 static_assert(max_shared_bytes<256>() <= 163 * 1024 && max_shared_bytes<192>() <= 163 * 1024 &&
                   max_shared_bytes<128>() <= 163 * 1024,
               "a kernel outgrew an A100's shared memory");
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// Launches kernel<<<blocks, 256, shared, stream>>>(args); nothing for no
-// blocks. Past 48 KiB of dynamic shared memory a kernel must opt in.
-template <class Args>
-cudaError_t launch(void (*kernel)(Args), int64_t blocks, size_t shared, cudaStream_t stream, const Args& args) {
-  if (blocks == 0) return cudaSuccess;
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
-  if (err != cudaSuccess) return err;
-  kernel<<<static_cast<unsigned>(blocks), detail::kThreads, shared, stream>>>(args);
-  return cudaGetLastError();
-}
 
 }  // namespace
 
@@ -109,7 +99,7 @@ cudaError_t forward(const Shape& s, const float* q, const float* k, const float*
     constexpr int DP = decltype(dp)::value;
     using T = ForwardTiles<DP>;
     const int64_t blocks = s.batch * s.heads_q * ceil_div(s.n_q, T::kQueries);
-    return launch(detail::forward_kernel<DP>, blocks, T::kSharedBytes, stream, args);
+    return launch<detail::kThreads>(detail::forward_kernel<DP>, blocks, T::kSharedBytes, stream, args);
   });
 }
 
@@ -122,10 +112,10 @@ cudaError_t backward(const Shape& s, const float* q, const float* k, const float
     using Q = DqTiles<DP>;
     using KV = DkvTiles<DP>;
     const int64_t dq_blocks = s.batch * s.heads_q * ceil_div(s.n_q, Q::kQueries);
-    cudaError_t err = launch(detail::dq_kernel<DP>, dq_blocks, Q::kSharedBytes, stream, args);
+    cudaError_t err = launch<detail::kThreads>(detail::dq_kernel<DP>, dq_blocks, Q::kSharedBytes, stream, args);
     if (err != cudaSuccess) return err;
     const int64_t kv_blocks = s.batch * s.heads_kv * ceil_div(s.n_kv, KV::kKeys);
-    return launch(detail::dkv_kernel<DP>, kv_blocks, KV::kSharedBytes, stream, args);
+    return launch<detail::kThreads>(detail::dkv_kernel<DP>, kv_blocks, KV::kSharedBytes, stream, args);
   });
 }
 

@@ -8,12 +8,15 @@
 #include "attention_cuda_tensor_core.cuh"
 #include "backward_tensor_core_kernels.cuh"
 #include "forward_tensor_core_kernel.cuh"
+#include "launch.cuh"
 
 namespace attention::cuda {
 namespace {
 
 using detail::BackwardArgs;
+using detail::ceil_div;
 using detail::ForwardArgs;
+using detail::launch;
 using detail::TensorCoreDkvTiles;
 using detail::TensorCoreDqTiles;
 using detail::TensorCoreForwardTiles;
@@ -34,18 +37,6 @@ constexpr size_t max_shared_bytes() {
                    TensorCoreDkvTiles<DP>::kSharedBytes});
 }
 static_assert(max_shared_bytes<128>() <= 163 * 1024, "a tensor-core kernel outgrew an A100's shared memory");
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// kernel<<<blocks, THREADS, shared, stream>>>(args); nothing for no blocks.
-template <int THREADS, class Args>
-cudaError_t launch(void (*kernel)(Args), int64_t blocks, size_t shared, cudaStream_t stream, const Args& args) {
-  if (blocks == 0) return cudaSuccess;
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
-  if (err != cudaSuccess) return err;
-  kernel<<<static_cast<unsigned>(blocks), THREADS, shared, stream>>>(args);
-  return cudaGetLastError();
-}
 
 }  // namespace
 

@@ -43,8 +43,7 @@ __device__ __forceinline__ float quad_sum(float x) {
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
-// One block per (batch, query head, query tile), the last tiles first (they
-// see the most keys under the causal mask). Lane l of warp w holds rows
+// One block per (batch, query head, query tile). Lane l of warp w holds rows
 // q0 + 16 w + l / 4 and that + 8: its running max m and sum l of each, and
 // their output columns 8 n + 2 (l % 4) + {0, 1} (C fragments).
 template <int DP>
@@ -60,11 +59,9 @@ __global__ void __launch_bounds__(TensorCoreForwardTiles<DP>::kThreads)
   float* const vs = smem + T::kV;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-  const int tiles = (g.n_q + T::kQueries - 1) / T::kQueries;
-  const int tile = tiles - 1 - static_cast<int>(blockIdx.x % tiles);
-  const int64_t bh = blockIdx.x / tiles;  // batch * heads_q + query head
-  const int64_t bkv = bh / g.heads_q * g.heads_kv + bh % g.heads_q / g.group;
-  const int q0 = tile * T::kQueries;
+  const QueryTile block = query_tile_of_block(g, T::kQueries);
+  const int q0 = block.q0;
+  const int64_t bh = block.bh, bkv = block.bkv;
   const float* const k = a.k + bkv * g.n_kv * g.dim;
   const float* const v = a.v + bkv * g.n_kv * g.dim;
   const int kv_end = key_end(g, q0, T::kQueries);

@@ -61,6 +61,24 @@ struct BackwardArgs {
   float* dv;
 };
 
+// The tile of `rows` queries of this block, in a grid of one block per
+// (batch, query head, query tile) that takes the last tiles first (under
+// the causal mask they see the most keys, and the grid's tail then holds
+// the short ones): its first query, batch * heads_q + its query head, and
+// batch * heads_kv + the kv head that head reads.
+struct QueryTile {
+  int q0;
+  int64_t bh;
+  int64_t bkv;
+};
+
+__device__ __forceinline__ QueryTile query_tile_of_block(const Geometry& g, int rows) {
+  const int tiles = (g.n_q + rows - 1) / rows;
+  const int tile = tiles - 1 - static_cast<int>(blockIdx.x % tiles);
+  const int64_t bh = blockIdx.x / tiles;
+  return QueryTile{tile * rows, bh, bh / g.heads_q * g.heads_kv + bh % g.heads_q / g.group};
+}
+
 // Query i sees key j: both inside the tensors (tiles run past their ends)
 // and, under the causal mask, j <= i + n_kv - n_q, written so that nothing
 // overflows.
