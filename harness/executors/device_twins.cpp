@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "harness/core/bulk_bytes.h"
@@ -58,28 +59,36 @@ DeviceTwins::Twin& DeviceTwins::find(uint64_t id, const char* copy) {
 
 void DeviceTwins::copy_in(const std::set<uint64_t>& ids) {
   const bool check_since_reply = !witness_part_disabled("twin-late-writes");
+  // Every twin is found as the harness left it before any is written.
+  std::vector<std::pair<Twin*, TwinWrites>> pending;
   for (const uint64_t id : ids) {
     Twin& twin = find(id, "into");
     const size_t bytes = twin.host->total_bytes();
     if (!twin.synced) {
-      twin.memory->upload(twin.host->base(), kMarginBytes, bytes);
-      copy_bytes(twin.mirror.get(), twin.host->base(), bytes);
-      twin.synced = true;
-      bytes_written_ += bytes;
+      TwinWrites whole;
+      whole.spans.push_back({kMarginBytes, bytes, twin.host->base()});
+      pending.emplace_back(&twin, std::move(whole));
       continue;
     }
     if (check_since_reply) {
       check_margins(twin, true);
       if (!twin.memory->holds(twin.mirror.get(), kMarginBytes, bytes)) changed_since_reply(twin);
     }
-    const TwinWrites writes = changed_words(twin.host->base(), twin.mirror.get(), bytes, kMarginBytes);
-    twin.memory->write(writes);
-    bytes_written_ += writes.bytes();
-    for (const TwinWrites::Span& s : writes.spans) {
-      copy_bytes(twin.mirror.get() + (s.offset - kMarginBytes), s.from, s.bytes);
-    }
-    for (size_t i = 0; i < writes.word_offsets.size(); ++i) {
-      std::memcpy(twin.mirror.get() + (writes.word_offsets[i] - kMarginBytes), &writes.words[i], 8);
+    pending.emplace_back(&twin, changed_words(twin.host->base(), twin.mirror.get(), bytes, kMarginBytes));
+  }
+  // The outputs' poison first, the inputs' new values last: a kernel that
+  // polls its inputs sees them only as the request goes out.
+  for (const bool inputs : {false, true}) {
+    for (auto& [twin, writes] : pending) {
+      if (is_written(twin->access) == inputs) continue;
+      twin->memory->write(writes);
+      bytes_written_ += writes.bytes();
+      unsigned char* mirror = twin->mirror.get();
+      for (const TwinWrites::Span& s : writes.spans) copy_bytes(mirror + (s.offset - kMarginBytes), s.from, s.bytes);
+      for (size_t w = 0; w < writes.word_offsets.size(); ++w) {
+        std::memcpy(mirror + (writes.word_offsets[w] - kMarginBytes), &writes.words[w], 8);
+      }
+      twin->synced = true;
     }
   }
 }

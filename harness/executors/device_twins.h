@@ -50,8 +50,8 @@ class DeviceTwins {
   void clear() { twins_.clear(); }
 
   // The harness's buffers into their twins: whole the first time, then
-  // only the words that differ from the mirror, once the twin is found to
-  // hold what the harness last left in it. A twin changed since then throws
+  // only the words that differ from the mirror, once every twin is found to
+  // hold what the harness last left in it; outputs first, inputs last. A twin changed since then throws
   // VerdictException: input_modified for an input, unwritten_output for an
   // output, out_of_bounds_write for a guard band or margin (unless
   // HARNESS_WITNESS_DISABLE names twin-late-writes).

@@ -198,26 +198,32 @@ TEST(DeviceTwins, AStashLeftInATwinBetweenRequestsIsCaughtBeforeTheNextRequest) 
   EXPECT_EQ(std::memcmp(in.data + 64, "kept between requests", 21), 0);
 }
 
-// Counts every download of the twins it makes, and where it began.
+// Records every download of the twins it makes (where it began, how long)
+// and which twin each upload went to, in order.
 class RecordingDeviceMemory : public DeviceMemory {
  public:
   struct Log {
     std::vector<std::pair<size_t, size_t>> downloads;
+    std::vector<std::string> uploads;
   };
   explicit RecordingDeviceMemory(std::shared_ptr<Log> log) : inner_(make_stand_in_device_memory()), log_(log) {}
   std::string describe() const override { return inner_->describe(); }
   std::unique_ptr<DeviceTwin> allocate(size_t bytes, const std::string& what) override {
-    return std::make_unique<Recording>(inner_->allocate(bytes, what), log_);
+    return std::make_unique<Recording>(inner_->allocate(bytes, what), what, log_);
   }
 
  private:
   class Recording : public DeviceTwin {
    public:
-    Recording(std::unique_ptr<DeviceTwin> inner, std::shared_ptr<Log> log) : inner_(std::move(inner)), log_(log) {}
+    Recording(std::unique_ptr<DeviceTwin> inner, std::string what, std::shared_ptr<Log> log)
+        : inner_(std::move(inner)), what_(std::move(what)), log_(log) {}
     size_t bytes() const override { return inner_->bytes(); }
     DeviceHandle handle() const override { return inner_->handle(); }
     uint64_t inode() const override { return inner_->inode(); }
-    void upload(const void* host, size_t offset, size_t bytes) override { inner_->upload(host, offset, bytes); }
+    void upload(const void* host, size_t offset, size_t bytes) override {
+      log_->uploads.push_back(what_);
+      inner_->upload(host, offset, bytes);
+    }
     void download(void* host, size_t offset, size_t bytes) override {
       log_->downloads.emplace_back(offset, bytes);
       inner_->download(host, offset, bytes);
@@ -225,6 +231,7 @@ class RecordingDeviceMemory : public DeviceMemory {
 
    private:
     std::unique_ptr<DeviceTwin> inner_;
+    std::string what_;
     std::shared_ptr<Log> log_;
   };
   std::unique_ptr<DeviceMemory> inner_;
@@ -262,6 +269,37 @@ TEST(DeviceTwins, AnswersAreReadInPiecesInAnOrderDrawnAtEachReply) {
   // Nine pieces: three equal draws in a row come once in 10^11.
   EXPECT_FALSE(orders[0] == orders[1] && orders[1] == orders[2]);
   EXPECT_EQ(DeviceTwins::download_piece_bytes(size_t{640} << 20), size_t{10} << 20);
+}
+
+// A round's writes go out outputs first and inputs last (whatever the
+// buffers' ids), so that a kernel polling its inputs sees their new values
+// only once nothing but the request is left: not while an output's poison,
+// megabytes perhaps, is still being written.
+TEST(DeviceTwins, TheInputsNewValuesAreWrittenLastAfterEveryOutputsPoison) {
+  auto log = std::make_shared<RecordingDeviceMemory::Log>();
+  DeviceTwins twins(std::make_shared<RecordingDeviceMemory>(log));
+  SharedBuffer logits(14, kData);  // the lower id: by ids alone it would go first
+  SharedBuffer probs(15, kData);
+  WorkerView in(twins.add(logits, "logits", protocol::Access::in), DeviceTwins::twin_bytes(logits));
+  twins.add(probs, "probs", protocol::Access::out);
+  const auto order_of_copy_in = [&] {
+    log->uploads.clear();
+    twins.copy_in({14, 15});
+    return log->uploads;
+  };
+  const std::vector<std::string> first = order_of_copy_in();
+  ASSERT_FALSE(first.empty());
+  EXPECT_EQ(first.front(), "probs");
+  EXPECT_EQ(first.back(), "logits");
+  twins.copy_out({14, 15});
+
+  logits.data()[8] ^= 0x01;
+  logits.data()[kData - 8] ^= 0x01;
+  std::memset(probs.data(), 0xFF, kData);
+  const std::vector<std::string> round = order_of_copy_in();
+  ASSERT_EQ(round.size(), 3u) << "one span of poison, two words of new logits";
+  EXPECT_EQ(round, (std::vector<std::string>{"probs", "logits", "logits"}));
+  EXPECT_EQ(in.data[8], logits.data()[8]);
 }
 
 }  // namespace
