@@ -40,12 +40,12 @@ void DeviceTwin::write_words(const std::vector<uint64_t>& offsets, const std::ve
 
 bool DeviceTwin::holds(const void* expected, size_t offset, size_t bytes) {
   constexpr size_t kPiece = size_t{8} << 20;
-  std::vector<unsigned char> piece(std::min(bytes, kPiece));
+  if (piece_.size() < std::min(bytes, kPiece)) piece_.resize(std::min(bytes, kPiece));
   const auto* want = static_cast<const unsigned char*>(expected);
-  for (size_t done = 0; done < bytes; done += piece.size()) {
-    const size_t n = std::min(piece.size(), bytes - done);
-    download(piece.data(), offset + done, n);
-    if (std::memcmp(piece.data(), want + done, n) != 0) return false;
+  for (size_t done = 0; done < bytes; done += kPiece) {
+    const size_t n = std::min(kPiece, bytes - done);
+    download(piece_.data(), offset + done, n);
+    if (std::memcmp(piece_.data(), want + done, n) != 0) return false;
   }
   return true;
 }

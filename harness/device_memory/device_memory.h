@@ -50,6 +50,10 @@ class DeviceTwin {
  protected:
   // Words at twin byte `offsets`; by default each is an upload of its own.
   virtual void write_words(const std::vector<uint64_t>& offsets, const std::vector<uint64_t>& words);
+
+ private:
+  // holds()'s downloads, kept between requests (it runs before every one).
+  std::vector<unsigned char> piece_;
 };
 
 // Refuses a copy of bytes [offset, offset + bytes) of a twin of `size`
