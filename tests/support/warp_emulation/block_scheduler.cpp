@@ -1,0 +1,450 @@
+// The warp emulator's scheduler: a launch runs block by block; each thread
+// of a block is a fiber (ucontext) on a stack of its own, resumed in turn
+// until it waits at a collective. A warp's collective proceeds once all 32
+// lanes wait at the same one (the same kind, their same count of
+// collectives so far); __syncthreads once every thread that has not exited
+// waits there. Anything else (lanes at different collectives, a barrier
+// some threads never reach) is the launch's failure, named by block, warp
+// and lanes, not a hang.
+//
+// Operands of a warp collective go to one of two slots by the parity of the
+// count: a lane that has read its result and gone on to the next collective
+// writes the other slot, and cannot reach a third before every lane has
+// read the first.
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "warp_emulation/mma_model.h"
+#include "warp_emulation/stand_in/cuda_runtime.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define WARP_EMULATION_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WARP_EMULATION_ASAN 1
+#endif
+#endif
+#ifdef WARP_EMULATION_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+uint3 threadIdx, blockIdx, blockDim, gridDim;
+
+namespace warp_emulation {
+namespace {
+
+constexpr int kWarpSize = 32;
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr size_t kStackBytes = size_t{1} << 20;
+
+enum class State { runnable, at_block_barrier, at_warp_collective, exited };
+enum class Collective { shuffle, mma, syncwarp };
+
+const char* name_of(Collective c) {
+  switch (c) {
+    case Collective::shuffle: return "a shuffle";
+    case Collective::mma: return "an mma";
+    case Collective::syncwarp: return "__syncwarp";
+  }
+  return "?";
+}
+
+struct Thread {
+  ucontext_t context{};
+  State state = State::runnable;
+  Collective collective = Collective::shuffle;
+  uint64_t collectives = 0;  // warp collectives entered so far
+  void* fake_stack = nullptr;
+};
+
+struct Warp {
+  uint32_t shuffled[2][kWarpSize];
+  MmaOperands mma[2][kWarpSize];
+};
+
+// Fiber stacks, each above a guard page: an overflow faults where it
+// happens instead of writing into the next thread's stack.
+class Stacks {
+ public:
+  explicit Stacks(int count) : count_(count), page_(static_cast<size_t>(sysconf(_SC_PAGESIZE))) {
+    void* p =
+        mmap(nullptr, slot() * count_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) std::abort();
+    memory_ = static_cast<char*>(p);
+    for (int i = 0; i < count_; ++i) mprotect(memory_ + slot() * i, page_, PROT_NONE);
+  }
+  ~Stacks() { munmap(memory_, slot() * count_); }
+  Stacks(const Stacks&) = delete;
+  Stacks& operator=(const Stacks&) = delete;
+  char* base(int i) const { return memory_ + slot() * i + page_; }
+
+ private:
+  size_t slot() const { return page_ + kStackBytes; }
+  int count_;
+  size_t page_;
+  char* memory_ = nullptr;
+};
+
+struct Launch {
+  explicit Launch(int n, const std::function<void()>& kernel_body)
+      : body(kernel_body), threads(n), warps((n + kWarpSize - 1) / kWarpSize), stacks(n) {}
+  const std::function<void()>& body;
+  std::vector<Thread> threads;
+  std::vector<Warp> warps;
+  Stacks stacks;
+  ucontext_t scheduler{};
+  int current = -1;
+  std::string failure;
+  void* scheduler_fake_stack = nullptr;
+  const void* scheduler_stack_bottom = nullptr;
+  size_t scheduler_stack_size = 0;
+};
+
+Launch* g_launch = nullptr;
+Schedule g_schedule = Schedule::lockstep;
+std::string g_last_failure;
+cudaError_t g_last_error = cudaSuccess;
+std::map<uintptr_t, size_t> g_shared_opt_in;
+unsigned char* g_shared = nullptr;
+size_t g_shared_bytes = 0;
+
+// AddressSanitizer follows a switch of stacks only when told of it.
+void start_switch(void** fake_stack_save, const void* bottom, size_t size) {
+#ifdef WARP_EMULATION_ASAN
+  __sanitizer_start_switch_fiber(fake_stack_save, bottom, size);
+#else
+  (void)fake_stack_save, (void)bottom, (void)size;
+#endif
+}
+
+void finish_switch(void* fake_stack_save, const void** bottom_old, size_t* size_old) {
+#ifdef WARP_EMULATION_ASAN
+  __sanitizer_finish_switch_fiber(fake_stack_save, bottom_old, size_old);
+#else
+  (void)fake_stack_save, (void)bottom_old, (void)size_old;
+#endif
+}
+
+Launch& launch_of_caller(const char* what) {
+  if (g_launch == nullptr || g_launch->current < 0) {
+    std::fprintf(stderr, "warp emulation: %s called outside an emulated kernel\n", what);
+    std::abort();
+  }
+  return *g_launch;
+}
+
+// The calling fiber waits: back to the scheduler, on until it is resumed.
+void wait_for_scheduler() {
+  Launch& l = *g_launch;
+  Thread& t = l.threads[l.current];
+  start_switch(&t.fake_stack, l.scheduler_stack_bottom, l.scheduler_stack_size);
+  swapcontext(&t.context, &l.scheduler);
+  finish_switch(t.fake_stack, &l.scheduler_stack_bottom, &l.scheduler_stack_size);
+}
+
+[[noreturn]] void leave_for_good() {
+  Launch& l = *g_launch;
+  start_switch(nullptr, l.scheduler_stack_bottom, l.scheduler_stack_size);
+  setcontext(&l.scheduler);
+  std::abort();
+}
+
+std::string where(const Launch& l) {
+  const int t = l.current;
+  return "block " + std::to_string(blockIdx.x) + ", thread " + std::to_string(t) + " (warp " +
+         std::to_string(t / kWarpSize) + ", lane " + std::to_string(t % kWarpSize) + ")";
+}
+
+[[noreturn]] void fail_in_kernel(const std::string& why) {
+  Launch& l = *g_launch;
+  if (l.failure.empty()) l.failure = why + " in " + where(l);
+  l.threads[l.current].state = State::exited;
+  leave_for_good();
+}
+
+void thread_main() {
+  Launch& l = *g_launch;
+  finish_switch(nullptr, &l.scheduler_stack_bottom, &l.scheduler_stack_size);
+  try {
+    l.body();
+  } catch (const std::exception& e) {
+    fail_in_kernel(std::string("an exception (") + e.what() + ")");
+  }
+  l.threads[l.current].state = State::exited;
+  leave_for_good();
+}
+
+void resume(Launch& l, int t) {
+  l.current = t;
+  threadIdx = uint3{static_cast<unsigned>(t), 0, 0};
+  Thread& th = l.threads[t];
+  start_switch(&l.scheduler_fake_stack, l.stacks.base(t), kStackBytes);
+  swapcontext(&l.scheduler, &th.context);
+  finish_switch(l.scheduler_fake_stack, nullptr, nullptr);
+  // The stack is makecontext's business alone. AddressSanitizer's
+  // swapcontext clears the shadow of the stack a context names, a
+  // megabyte's worth at every switch into the fiber: once, at its start,
+  // is enough.
+  th.context.uc_stack.ss_sp = nullptr;
+  th.context.uc_stack.ss_size = 0;
+  l.current = -1;
+}
+
+// "threads 0-31 wait at __syncthreads, 32-63 have exited": runs of equal
+// states among [first, last).
+std::string describe(const Launch& l, int first, int last) {
+  auto state_of = [&](int t) {
+    const Thread& th = l.threads[t];
+    switch (th.state) {
+      case State::runnable: return std::string("run");
+      case State::at_block_barrier: return std::string("wait at __syncthreads");
+      case State::exited: return std::string("have exited");
+      case State::at_warp_collective:
+        return std::string("wait at ") + name_of(th.collective) + " (their collective #" +
+               std::to_string(th.collectives + 1) + ")";
+    }
+    return std::string("?");
+  };
+  std::string out;
+  for (int t = first; t < last;) {
+    const std::string s = state_of(t);
+    int end = t + 1;
+    while (end < last && state_of(end) == s) ++end;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(t - first) + (end - 1 > t ? "-" + std::to_string(end - 1 - first) : "") + " " + s;
+    t = end;
+  }
+  return out;
+}
+
+// Releases warp `first / 32` when its lanes all wait at one collective:
+// true if it did, false if none waits at one; a failure when only some do
+// (once no lane of it can run, they never will).
+bool release_warp(Launch& l, int first, std::string* failure) {
+  const int last = std::min(static_cast<int>(l.threads.size()), first + kWarpSize);
+  int waiting = 0;
+  for (int t = first; t < last; ++t) waiting += l.threads[t].state == State::at_warp_collective;
+  if (waiting == 0) return false;
+  bool same = waiting == last - first;
+  for (int t = first; same && t < last; ++t) {
+    same = l.threads[t].collective == l.threads[first].collective &&
+           l.threads[t].collectives == l.threads[first].collectives;
+  }
+  if (!same) {
+    *failure = "the lanes of warp " + std::to_string(first / kWarpSize) + " of block " + std::to_string(blockIdx.x) +
+               " are not at the same collective: lanes " + describe(l, first, last);
+    return false;
+  }
+  for (int t = first; t < last; ++t) l.threads[t].state = State::runnable;
+  return true;
+}
+
+// Releases the block barrier once every thread still running waits there.
+bool release_block(Launch& l) {
+  bool all_at_barrier = true, any_at_barrier = false;
+  for (const Thread& t : l.threads) {
+    any_at_barrier |= t.state == State::at_block_barrier;
+    all_at_barrier &= t.state == State::at_block_barrier || t.state == State::exited;
+  }
+  if (!any_at_barrier || !all_at_barrier) return false;
+  for (Thread& t : l.threads)
+    if (t.state == State::at_block_barrier) t.state = State::runnable;
+  return true;
+}
+
+// Runs the lanes of the warp from `first` that can run, each to its next wait.
+bool run_warp(Launch& l, int first) {
+  const int last = std::min(static_cast<int>(l.threads.size()), first + kWarpSize);
+  for (int t = first; t < last; ++t) {
+    if (l.threads[t].state != State::runnable) continue;
+    resume(l, t);
+    if (!l.failure.empty()) return false;
+  }
+  return true;
+}
+
+// A fresh fiber for thread t, to start at thread_main. Apart from the loop
+// that calls it: getcontext returns twice, as far as the compiler knows.
+void start_fiber(Launch& l, int t) {
+  Thread& th = l.threads[t];
+  th = Thread{};
+  getcontext(&th.context);
+  th.context.uc_stack.ss_sp = l.stacks.base(t);
+  th.context.uc_stack.ss_size = kStackBytes;
+  th.context.uc_link = nullptr;
+  makecontext(&th.context, thread_main, 0);
+}
+
+// Runs one block to its end; false when it failed (l.failure says why).
+bool run_block(Launch& l) {
+  const int n = static_cast<int>(l.threads.size());
+  for (int t = 0; t < n; ++t) start_fiber(l, t);
+  const int warps = (n + kWarpSize - 1) / kWarpSize;
+  for (;;) {
+    for (int i = 0; i < warps; ++i) {
+      const int first = (g_schedule == Schedule::warp_by_warp_descending ? warps - 1 - i : i) * kWarpSize;
+      // Lockstep: each warp one collective a round. Warp by warp: a warp
+      // goes on alone until it waits at the block barrier or exits.
+      for (;;) {
+        if (!run_warp(l, first)) return false;
+        if (g_schedule == Schedule::lockstep || !release_warp(l, first, &l.failure)) break;
+      }
+      if (!l.failure.empty()) return false;
+    }
+    if (std::all_of(l.threads.begin(), l.threads.end(), [](const Thread& t) { return t.state == State::exited; }))
+      return true;
+    bool released = false;
+    for (int first = 0; first < n; first += kWarpSize) {
+      released |= release_warp(l, first, &l.failure);
+      if (!l.failure.empty()) return false;
+    }
+    if (!released) released = release_block(l);
+    if (!released) {
+      l.failure = "block " + std::to_string(blockIdx.x) + " can go no further: threads " + describe(l, 0, n);
+      return false;
+    }
+  }
+}
+
+// The caller's warp, lane and slot for its next collective, whose operands
+// it then writes before wait_at_collective.
+struct Seat {
+  Warp& warp;
+  int lane;
+  int slot;
+};
+
+Seat seat_of_caller(const char* what, unsigned mask, int width) {
+  Launch& l = launch_of_caller(what);
+  if (mask != kFullMask) fail_in_kernel(std::string(what) + " with a partial mask (not emulated)");
+  if (width != kWarpSize)
+    fail_in_kernel(std::string(what) + " with width " + std::to_string(width) + " (not emulated)");
+  const int t = l.current;
+  return Seat{l.warps[t / kWarpSize], t % kWarpSize, static_cast<int>(l.threads[t].collectives % 2)};
+}
+
+void wait_at_collective(Collective kind) {
+  Launch& l = *g_launch;
+  Thread& t = l.threads[l.current];
+  t.collective = kind;
+  t.state = State::at_warp_collective;
+  wait_for_scheduler();
+  ++t.collectives;
+}
+
+}  // namespace
+
+void sync_block() {
+  Launch& l = launch_of_caller("__syncthreads");
+  l.threads[l.current].state = State::at_block_barrier;
+  wait_for_scheduler();
+}
+
+void sync_warp(unsigned mask) {
+  seat_of_caller("__syncwarp", mask, kWarpSize);
+  wait_at_collective(Collective::syncwarp);
+}
+
+uint32_t shuffle_bits(unsigned mask, uint32_t bits, int source_lane, int width) {
+  const Seat s = seat_of_caller("__shfl_sync", mask, width);
+  s.warp.shuffled[s.slot][s.lane] = bits;
+  wait_at_collective(Collective::shuffle);
+  return s.warp.shuffled[s.slot][((source_lane % kWarpSize) + kWarpSize) % kWarpSize];
+}
+
+uint32_t shuffle_xor_bits(unsigned mask, uint32_t bits, int lane_mask, int width) {
+  const Seat s = seat_of_caller("__shfl_xor_sync", mask, width);
+  if (lane_mask < 0 || lane_mask >= kWarpSize)
+    fail_in_kernel("__shfl_xor_sync with lane mask " + std::to_string(lane_mask) + " (not emulated)");
+  s.warp.shuffled[s.slot][s.lane] = bits;
+  wait_at_collective(Collective::shuffle);
+  return s.warp.shuffled[s.slot][s.lane ^ lane_mask];
+}
+
+void mma_m16n8k8_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  const Seat s = seat_of_caller("mma.m16n8k8", kFullMask, kWarpSize);
+  MmaOperands& mine = s.warp.mma[s.slot][s.lane];
+  std::copy(a, a + 4, mine.a);
+  std::copy(b, b + 2, mine.b);
+  std::copy(d, d + 4, mine.c);
+  wait_at_collective(Collective::mma);
+  mma_m16n8k8_tf32_lane(s.warp.mma[s.slot], s.lane, d);
+}
+
+void trap(const char* why) {
+  launch_of_caller(why);
+  fail_in_kernel(why);
+}
+
+cudaError_t set_max_dynamic_shared(uintptr_t kernel, int bytes) {
+  if (bytes < 0 || static_cast<size_t>(bytes) > kMaxDynamicSharedBytes) return cudaErrorInvalidValue;
+  g_shared_opt_in[kernel] = static_cast<size_t>(bytes);
+  return cudaSuccess;
+}
+
+void provide_dynamic_shared(void* base, size_t bytes) {
+  g_shared = static_cast<unsigned char*>(base);
+  g_shared_bytes = bytes;
+}
+
+void set_schedule(Schedule schedule) { g_schedule = schedule; }
+
+const std::string& last_failure() { return g_last_failure; }
+
+cudaError_t take_last_error() {
+  const cudaError_t e = g_last_error;
+  g_last_error = cudaSuccess;
+  return e;
+}
+
+void run_grid(uintptr_t kernel, int64_t blocks, int threads, size_t shared_bytes, const std::function<void()>& body) {
+  g_last_failure.clear();
+  auto refuse = [](cudaError_t error, std::string why) {
+    g_last_error = error;
+    g_last_failure = std::move(why);
+  };
+  if (g_launch != nullptr) return refuse(cudaErrorLaunchFailure, "a launch from device code (not emulated)");
+  if (threads < 1 || threads > kMaxThreadsPerBlock || blocks < 0 || blocks > INT_MAX)
+    return refuse(cudaErrorInvalidConfiguration,
+                  std::to_string(blocks) + " blocks of " + std::to_string(threads) + " threads");
+  const auto opt_in = g_shared_opt_in.find(kernel);
+  const size_t allowed =
+      std::max(kDefaultDynamicSharedBytes, opt_in == g_shared_opt_in.end() ? size_t{0} : opt_in->second);
+  if (shared_bytes > allowed)
+    return refuse(cudaErrorInvalidValue, std::to_string(shared_bytes) + " bytes of dynamic shared memory, " +
+                                             std::to_string(allowed) + " allowed for this kernel");
+  if (shared_bytes > g_shared_bytes)
+    return refuse(cudaErrorLaunchFailure, std::to_string(shared_bytes) + " bytes of dynamic shared memory, " +
+                                              std::to_string(g_shared_bytes) +
+                                              " provided to the emulator (provide_dynamic_shared)");
+
+  Launch l(threads, body);
+  g_launch = &l;
+  blockDim = uint3{static_cast<unsigned>(threads), 1, 1};
+  gridDim = uint3{static_cast<unsigned>(blocks), 1, 1};
+  for (int64_t b = 0; b < blocks && l.failure.empty(); ++b) {
+    blockIdx = uint3{static_cast<unsigned>(b), 0, 0};
+    if (g_shared != nullptr) std::fill(g_shared, g_shared + g_shared_bytes, static_cast<unsigned char>(0xff));
+    if (!run_block(l) || g_shared == nullptr) continue;
+    const auto past = std::find_if(g_shared + shared_bytes, g_shared + g_shared_bytes,
+                                   [](unsigned char byte) { return byte != 0xff; });
+    if (past != g_shared + g_shared_bytes) {
+      l.failure = "block " + std::to_string(b) + " wrote shared memory at byte " + std::to_string(past - g_shared) +
+                  ", past the launch's " + std::to_string(shared_bytes);
+    }
+  }
+  g_launch = nullptr;
+  if (!l.failure.empty()) refuse(cudaErrorLaunchFailure, l.failure);
+}
+
+}  // namespace warp_emulation

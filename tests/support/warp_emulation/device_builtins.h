@@ -1,0 +1,119 @@
+// What CUDA device code names, for device code compiled by the host's
+// compiler and run by the warp emulator (block_scheduler.h): the function
+// qualifiers, the vector types, the thread indices, the math intrinsics,
+// and the block and warp collectives, each a real synchronisation of the
+// emulated threads. Reached through the stand-in <cuda_runtime.h>
+// (stand_in/), which the emulated test binaries find first on their path.
+//
+// Device code tells an emulated build apart by WARP_EMULATION, where it
+// must (an inline-assembly instruction, a launch).
+#ifndef WARP_EMULATION_DEVICE_BUILTINS_H
+#define WARP_EMULATION_DEVICE_BUILTINS_H
+
+#define WARP_EMULATION 1
+
+#include <math.h>
+
+#include <cstdint>
+#include <cstring>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __shared__
+#define __launch_bounds__(...)
+
+struct uint3 {
+  unsigned x = 0, y = 0, z = 0;
+};
+using dim3 = uint3;
+
+struct alignas(8) float2 {
+  float x, y;
+};
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+inline float2 make_float2(float x, float y) { return float2{x, y}; }
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+
+// Set by the scheduler before it resumes each emulated thread.
+extern uint3 threadIdx, blockIdx, blockDim, gridDim;
+
+inline uint32_t __float_as_uint(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits;
+}
+inline float __uint_as_float(uint32_t bits) {
+  float x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+inline int __float_as_int(float x) { return static_cast<int>(__float_as_uint(x)); }
+inline float __int_as_float(int bits) { return __uint_as_float(static_cast<uint32_t>(bits)); }
+
+// The device's fast exponential is within a few ulp of expf; the
+// emulator takes expf.
+inline float __expf(float x) { return expf(x); }
+inline float __logf(float x) { return logf(x); }
+
+inline int min(int a, int b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a < b ? b : a; }
+inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
+inline unsigned max(unsigned a, unsigned b) { return a < b ? b : a; }
+inline long long min(long long a, long long b) { return a < b ? a : b; }
+inline long long max(long long a, long long b) { return a < b ? b : a; }
+inline long min(long a, long b) { return a < b ? a : b; }
+inline long max(long a, long b) { return a < b ? b : a; }
+
+namespace warp_emulation {
+
+// Each a point where the calling emulated thread waits for the others it
+// names (the scheduler reports a collective some of them never reach).
+void sync_block();
+void sync_warp(unsigned mask);
+uint32_t shuffle_bits(unsigned mask, uint32_t bits, int source_lane, int width);
+uint32_t shuffle_xor_bits(unsigned mask, uint32_t bits, int lane_mask, int width);
+// d += a * b, mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32, for the
+// calling lane's registers (the PTX ISA's fragment layouts, mma_tf32.cpp).
+void mma_m16n8k8_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
+// Ends the launch with `why` as its failure.
+[[noreturn]] void trap(const char* why);
+
+template <class T>
+T bits_as(uint32_t bits) {
+  static_assert(sizeof(T) == sizeof(uint32_t), "the emulator shuffles 32-bit values");
+  T value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+template <class T>
+uint32_t as_bits(T value) {
+  static_assert(sizeof(T) == sizeof(uint32_t), "the emulator shuffles 32-bit values");
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+}  // namespace warp_emulation
+
+inline void __syncthreads() { warp_emulation::sync_block(); }
+inline void __syncwarp(unsigned mask = 0xffffffffu) { warp_emulation::sync_warp(mask); }
+[[noreturn]] inline void __trap() { warp_emulation::trap("__trap()"); }
+
+template <class T>
+T __shfl_sync(unsigned mask, T value, int source_lane, int width = 32) {
+  return warp_emulation::bits_as<T>(
+      warp_emulation::shuffle_bits(mask, warp_emulation::as_bits(value), source_lane, width));
+}
+
+template <class T>
+T __shfl_xor_sync(unsigned mask, T value, int lane_mask, int width = 32) {
+  return warp_emulation::bits_as<T>(
+      warp_emulation::shuffle_xor_bits(mask, warp_emulation::as_bits(value), lane_mask, width));
+}
+
+#endif  // WARP_EMULATION_DEVICE_BUILTINS_H

@@ -1,0 +1,86 @@
+// The stand-in <cuda_runtime.h> of device code built for the warp emulator:
+// the few runtime names kernel launchers use, with the runtime's rules for
+// them (a launch past 48 KiB of dynamic shared memory needs the kernel's
+// opt-in; an error waits in cudaGetLastError), and the device builtins.
+// Only the emulated test binaries have this folder on their include path,
+// ahead of any CUDA toolkit's.
+#ifndef WARP_EMULATION_STAND_IN_CUDA_RUNTIME_H
+#define WARP_EMULATION_STAND_IN_CUDA_RUNTIME_H
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "warp_emulation/device_builtins.h"
+
+enum cudaError_t {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorInvalidConfiguration = 9,
+  cudaErrorLaunchFailure = 719,
+};
+
+struct CUstream_st;
+using cudaStream_t = CUstream_st*;
+
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+
+namespace warp_emulation {
+
+// The emulated device: Hopper's limits.
+inline constexpr size_t kDefaultDynamicSharedBytes = 48 * 1024;
+inline constexpr size_t kMaxDynamicSharedBytes = 227 * 1024;
+inline constexpr int kMaxThreadsPerBlock = 1024;
+
+cudaError_t set_max_dynamic_shared(uintptr_t kernel, int bytes);
+// The array that device code's `extern __shared__` declaration names,
+// defined (kMaxDynamicSharedBytes of it) by the test that runs the code and
+// handed over here: filled with NaN before each block (a read of shared
+// memory no thread wrote shows), and checked after it past the launch's
+// size (a write there fails the launch).
+void provide_dynamic_shared(void* base, size_t bytes);
+// Runs `body` (the kernel with its arguments) on every thread of `blocks`
+// blocks of `threads`, block by block, each block's threads interleaved at
+// their collectives. A failure (a collective not every thread reaches, a
+// trap, a write past the block's shared memory) ends the launch: its
+// message is last_failure(), its error cudaGetLastError()'s.
+void run_grid(uintptr_t kernel, int64_t blocks, int threads, size_t shared_bytes, const std::function<void()>& body);
+// The order in which a block's threads run between their waits. Lockstep:
+// every warp one collective a round, in order of warps. Warp by warp: each
+// warp on alone until it waits at the block barrier (or exits), in
+// ascending or descending order, so that shared memory one warp reads
+// after another rewrote it for the next step, with no barrier between,
+// reads the rewritten values.
+enum class Schedule { lockstep, warp_by_warp_ascending, warp_by_warp_descending };
+void set_schedule(Schedule schedule);
+// The last launch's failure, "" if it had none.
+const std::string& last_failure();
+cudaError_t take_last_error();
+
+template <class Args>
+void launch(void (*kernel)(Args), int64_t blocks, int threads, size_t shared_bytes, const Args& args) {
+  run_grid(reinterpret_cast<uintptr_t>(kernel), blocks, threads, shared_bytes, [&] { kernel(args); });
+}
+
+}  // namespace warp_emulation
+
+template <class Args>
+cudaError_t cudaFuncSetAttribute(void (*kernel)(Args), cudaFuncAttribute attribute, int value) {
+  if (attribute != cudaFuncAttributeMaxDynamicSharedMemorySize) return cudaErrorInvalidValue;
+  return warp_emulation::set_max_dynamic_shared(reinterpret_cast<uintptr_t>(kernel), value);
+}
+
+inline cudaError_t cudaGetLastError() { return warp_emulation::take_last_error(); }
+
+inline const char* cudaGetErrorString(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorLaunchFailure: return "unspecified launch failure";
+  }
+  return "unknown error";
+}
+
+#endif  // WARP_EMULATION_STAND_IN_CUDA_RUNTIME_H
