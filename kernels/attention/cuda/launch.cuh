@@ -18,7 +18,12 @@ cudaError_t launch(void (*kernel)(Args), int64_t blocks, size_t shared, cudaStre
   if (blocks == 0) return cudaSuccess;
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
   if (err != cudaSuccess) return err;
+#ifdef WARP_EMULATION  // built for the host's warp emulator (tests/support/warp_emulation)
+  (void)stream;
+  warp_emulation::launch(kernel, blocks, THREADS, shared, args);
+#else
   kernel<<<static_cast<unsigned>(blocks), THREADS, shared, stream>>>(args);
+#endif
   return cudaGetLastError();
 }
 

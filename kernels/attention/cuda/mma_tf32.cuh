@@ -29,7 +29,9 @@ __device__ __forceinline__ Split split(float x) {
 // Compute capability 8.0 or later; the launcher never runs these kernels on
 // an older device, whose code traps.
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#if defined(WARP_EMULATION)  // built for the host's warp emulator (tests/support/warp_emulation)
+  warp_emulation::mma_m16n8k8_tf32(d, a, b);
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   __trap();
 #else
   asm volatile(

@@ -1,0 +1,21 @@
+// cuda-fast's launchers and SIMT kernels, compiled for the warp emulator.
+#include "attention/cuda/attention_cuda.cu"
+#include "kernels_on_emulator.h"
+#include "shape_of_case.h"
+
+namespace attention::emulated {
+
+std::string forward_simt(const AttnCase& c, const float* q, const float* k, const float* v, float* o, float* lse) {
+  const char* why = "";
+  if (!cuda::supported(shape_of(c), limits(), &why)) return std::string("unsupported: ") + why;
+  return outcome(cuda::forward(shape_of(c), q, k, v, o, lse, nullptr));
+}
+
+std::string backward_simt(const AttnCase& c, const float* q, const float* k, const float* v, const float* o,
+                          const float* lse, const float* dout, float* dq, float* dk, float* dv) {
+  const char* why = "";
+  if (!cuda::supported(shape_of(c), limits(), &why)) return std::string("unsupported: ") + why;
+  return outcome(cuda::backward(shape_of(c), q, k, v, o, lse, dout, dq, dk, dv, nullptr));
+}
+
+}  // namespace attention::emulated
