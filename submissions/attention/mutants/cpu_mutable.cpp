@@ -15,6 +15,8 @@
 //             group sum there.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -63,9 +65,29 @@ struct Dims {
   }
 };
 
+// a * b, as every product of the kernel forms it.
+float mul(float a, float b) {
+#ifdef MUTANT_TF32_PRODUCTS
+  // Bug: both factors rounded to TF32 (10 explicit mantissa bits, to
+  // nearest) before the product, as by one TF32 tensor-core pass or a
+  // framework's "allow TF32" switch, where 3xTF32 would split each into two
+  // TF32 terms: each product is then good to about 2^-11 instead of 2^-24.
+  auto tf32 = [](float x) {
+    uint32_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    if ((bits & 0x7f800000u) != 0x7f800000u) bits = (bits + 0x1000u) & 0xffffe000u;
+    std::memcpy(&x, &bits, sizeof x);
+    return x;
+  };
+  return tf32(a) * tf32(b);
+#else
+  return a * b;
+#endif
+}
+
 float dot(const float* a, const float* b, int64_t n) {
   float sum = 0.0f;
-  for (int64_t d = 0; d < n; ++d) sum += a[d] * b[d];
+  for (int64_t d = 0; d < n; ++d) sum += mul(a[d], b[d]);
   return sum;
 }
 
@@ -99,7 +121,7 @@ void forward_head(const Dims& s, const float* q, const float* k, const float* v,
         for (int64_t j = j0; j < end; ++j) {
           const float p = std::exp(scores[j - j0] - m_new);
           tile_sum += p;
-          for (int64_t d = 0; d < dim; ++d) tile_acc[d] += p * v[j * dim + d];
+          for (int64_t d = 0; d < dim; ++d) tile_acc[d] += mul(p, v[j * dim + d]);
         }
         float* a = acc.data() + r * dim;
 #ifdef MUTANT_NO_RESCALE
@@ -194,9 +216,9 @@ harness_status backward(const float* q, const float* k, const float* v, const fl
           float* dkj = dk_tile.data() + (j - j0) * dim;
           float* dvj = dv_tile.data() + (j - j0) * dim;
           for (int64_t d = 0; d < dim; ++d) {
-            dqi[d] += scale * ds * kj[d];
-            dkj[d] += scale * ds * qi[d];
-            dvj[d] += p * gi[d];
+            dqi[d] += scale * mul(ds, kj[d]);
+            dkj[d] += scale * mul(ds, qi[d]);
+            dvj[d] += mul(p, gi[d]);
           }
         }
       }
