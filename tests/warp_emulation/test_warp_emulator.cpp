@@ -1,5 +1,5 @@
-// The warp emulator itself: shuffles move values between lanes as the
-// hardware does; __syncthreads orders a block's threads (and its absence
+// The warp emulator itself: shuffles, votes, barrier counts and atomics
+// give the hardware's answers; __syncthreads orders a block's threads (and its absence
 // shows); lanes that part ways at a warp collective, a trap, a read of
 // shared memory no thread wrote and a write past the launch's shared memory
 // each end the launch with a message that says where; and the runtime's
@@ -14,12 +14,7 @@
 
 namespace {
 
-alignas(16) float g_shared[warp_emulation::kMaxDynamicSharedBytes / sizeof(float)];
-
-const bool kSharedProvided = [] {
-  warp_emulation::provide_dynamic_shared(g_shared, sizeof g_shared);
-  return true;
-}();
+float* shared_floats() { return static_cast<float*>(warp_emulation::dynamic_shared()); }
 
 struct Args {
   float* out;
@@ -58,10 +53,55 @@ TEST(WarpEmulator, ShufflesReadTheNamedLaneAndAButterflySumsTheWarp) {
   }
 }
 
+// Per thread: its lane's prefix sum by __shfl_up_sync, the lane above's
+// value by __shfl_down_sync, the warp's ballot of odd lanes, __any_sync and
+// __all_sync of lane < 3, the block's count of threads below 40 and its
+// atomic counter of arrivals.
+__global__ void votes_and_scans(const Args a) {
+  __shared__ int arrivals;
+  const int lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) arrivals = 0;
+  __syncthreads();
+  int inclusive = 1;
+  for (int d = 1; d < 32; d *= 2) {
+    const int below = __shfl_up_sync(0xffffffffu, inclusive, d);
+    if (lane >= d) inclusive += below;
+  }
+  float* out = a.out + 8 * threadIdx.x;
+  out[0] = static_cast<float>(inclusive);
+  out[1] = __shfl_down_sync(0xffffffffu, static_cast<float>(lane), 1);
+  out[2] = static_cast<float>(__ballot_sync(0xffffffffu, lane % 2) == 0xaaaaaaaau);
+  out[3] = static_cast<float>(__any_sync(0xffffffffu, lane < 3));
+  out[4] = static_cast<float>(__all_sync(0xffffffffu, lane < 3));
+  out[5] = static_cast<float>(__syncthreads_count(threadIdx.x < 40));
+  atomicAdd(&arrivals, 1);
+  out[6] = static_cast<float>(__syncthreads_or(0));
+  out[7] = static_cast<float>(arrivals);
+}
+
+TEST(WarpEmulator, VotesScansBarrierCountsAndAtomicsGiveTheHardwaresAnswers) {
+  constexpr int kThreads = 64;
+  std::vector<float> out(8 * kThreads);
+  const Outcome o = run(votes_and_scans, 2, kThreads, 0, Args{out.data(), kThreads});
+  ASSERT_EQ(o.error, cudaSuccess) << o.failure;
+  for (int t = 0; t < kThreads; ++t) {
+    const float* x = out.data() + 8 * t;
+    const int lane = t % 32;
+    EXPECT_EQ(x[0], lane + 1) << t;
+    EXPECT_EQ(x[1], lane == 31 ? 31 : lane + 1) << t;
+    EXPECT_EQ(x[2], 1) << t;
+    EXPECT_EQ(x[3], 1) << t;
+    EXPECT_EQ(x[4], 0) << t;
+    EXPECT_EQ(x[5], 40) << t;
+    EXPECT_EQ(x[6], 0) << t;
+    EXPECT_EQ(x[7], kThreads) << t;
+  }
+}
+
 // Thread t writes slot t of shared memory and reads its neighbour's.
 template <bool kBarrier>
 __global__ void read_neighbour(const Args a) {
-  float* s = g_shared;
+  float* s = shared_floats();
   s[threadIdx.x] = static_cast<float>(threadIdx.x);
   if (kBarrier) __syncthreads();
   a.out[threadIdx.x] = s[(threadIdx.x + 1) % blockDim.x];
@@ -87,9 +127,9 @@ __global__ void two_steps_over_a_tile(const Args a) {
   float seen = 0;
   for (int step = 0; step < 2; ++step) {
     if (kBarrierBeforeRewrite) __syncthreads();
-    g_shared[threadIdx.x] = static_cast<float>(100 * step + threadIdx.x);
+    shared_floats()[threadIdx.x] = static_cast<float>(100 * step + threadIdx.x);
     __syncthreads();
-    seen += g_shared[(threadIdx.x + 32) % n];
+    seen += shared_floats()[(threadIdx.x + 32) % n];
     seen = __shfl_xor_sync(0xffffffffu, seen, 0);
   }
   a.out[threadIdx.x] = seen;
@@ -146,7 +186,7 @@ TEST(WarpEmulator, ATrapEndsTheLaunchAtItsBlockAndThread) {
   EXPECT_EQ(o.failure, "__trap() in block 1, thread 37 (warp 1, lane 5)");
 }
 
-__global__ void write_one_past(const Args a) { g_shared[a.n] = 1.0f; }
+__global__ void write_one_past(const Args a) { shared_floats()[a.n] = 1.0f; }
 
 TEST(WarpEmulator, AWritePastTheLaunchsSharedMemoryEndsTheLaunch) {
   const Outcome inside = run(write_one_past, 2, 32, 1024, Args{nullptr, 255});

@@ -26,8 +26,12 @@ __host__ __device__ constexpr int tile_stride(int width) { return width + 4; }
 
 // The block's dynamic shared memory; float4 for 16-byte alignment.
 __device__ __forceinline__ float* shared_floats() {
+#ifdef WARP_EMULATION  // built for the host's warp emulator (tests/support/warp_emulation)
+  return static_cast<float*>(warp_emulation::dynamic_shared());
+#else
   extern __shared__ float4 attention_shared[];
   return reinterpret_cast<float*>(attention_shared);
+#endif
 }
 
 __device__ __forceinline__ float half_warp_max(float x) {

@@ -1,23 +1,9 @@
-// The tensor-core launchers and kernels, compiled for the warp emulator;
-// and the kernels' dynamic shared memory, handed to it.
+// The tensor-core launchers and kernels, compiled for the warp emulator.
 #include "attention/cuda/attention_cuda_tensor_core.cu"
 #include "kernels_on_emulator.h"
 #include "shape_of_case.h"
 
-namespace attention::cuda::detail {
-// What every attention kernel's `extern __shared__` (tile_ops.cuh) names.
-alignas(16) float4 attention_shared[warp_emulation::kMaxDynamicSharedBytes / sizeof(float4)];
-}  // namespace attention::cuda::detail
-
 namespace attention::emulated {
-namespace {
-
-const bool kSharedProvided = [] {
-  warp_emulation::provide_dynamic_shared(cuda::detail::attention_shared, sizeof cuda::detail::attention_shared);
-  return true;
-}();
-
-}  // namespace
 
 std::string forward_tensor_core(const AttnCase& c, const float* q, const float* k, const float* v, float* o,
                                 float* lse) {

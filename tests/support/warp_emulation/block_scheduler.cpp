@@ -62,6 +62,7 @@ const char* name_of(Collective c) {
 struct Thread {
   ucontext_t context{};
   State state = State::runnable;
+  bool barrier_predicate = false;  // its __syncthreads_count's
   Collective collective = Collective::shuffle;
   uint64_t collectives = 0;  // warp collectives entered so far
   void* fake_stack = nullptr;
@@ -105,6 +106,7 @@ struct Launch {
   ucontext_t scheduler{};
   int current = -1;
   std::string failure;
+  int barrier_count = 0;  // of the barrier last released
   void* scheduler_fake_stack = nullptr;
   const void* scheduler_stack_bottom = nullptr;
   size_t scheduler_stack_size = 0;
@@ -115,8 +117,8 @@ Schedule g_schedule = Schedule::lockstep;
 std::string g_last_failure;
 cudaError_t g_last_error = cudaSuccess;
 std::map<uintptr_t, size_t> g_shared_opt_in;
-unsigned char* g_shared = nullptr;
-size_t g_shared_bytes = 0;
+alignas(16) unsigned char g_shared[kMaxDynamicSharedBytes];
+constexpr size_t g_shared_bytes = sizeof g_shared;
 
 // AddressSanitizer follows a switch of stacks only when told of it.
 void start_switch(void** fake_stack_save, const void* bottom, size_t size) {
@@ -257,8 +259,12 @@ bool release_block(Launch& l) {
     all_at_barrier &= t.state == State::at_block_barrier || t.state == State::exited;
   }
   if (!any_at_barrier || !all_at_barrier) return false;
-  for (Thread& t : l.threads)
-    if (t.state == State::at_block_barrier) t.state = State::runnable;
+  l.barrier_count = 0;
+  for (Thread& t : l.threads) {
+    if (t.state != State::at_block_barrier) continue;
+    l.barrier_count += t.barrier_predicate;
+    t.state = State::runnable;
+  }
   return true;
 }
 
@@ -344,10 +350,16 @@ void wait_at_collective(Collective kind) {
 
 }  // namespace
 
-void sync_block() {
+void sync_block() { sync_block_count(false); }
+
+int sync_block_count(bool predicate) {
   Launch& l = launch_of_caller("__syncthreads");
+  l.threads[l.current].barrier_predicate = predicate;
   l.threads[l.current].state = State::at_block_barrier;
   wait_for_scheduler();
+  // Every thread reads the count as it resumes, before any can reach the
+  // next barrier and set it again.
+  return g_launch->barrier_count;
 }
 
 void sync_warp(unsigned mask) {
@@ -371,6 +383,31 @@ uint32_t shuffle_xor_bits(unsigned mask, uint32_t bits, int lane_mask, int width
   return s.warp.shuffled[s.slot][s.lane ^ lane_mask];
 }
 
+uint32_t shuffle_up_bits(unsigned mask, uint32_t bits, int delta, int width) {
+  const Seat s = seat_of_caller("__shfl_up_sync", mask, width);
+  s.warp.shuffled[s.slot][s.lane] = bits;
+  wait_at_collective(Collective::shuffle);
+  const int source = s.lane - delta;
+  return s.warp.shuffled[s.slot][source >= 0 && source < kWarpSize ? source : s.lane];
+}
+
+uint32_t shuffle_down_bits(unsigned mask, uint32_t bits, int delta, int width) {
+  const Seat s = seat_of_caller("__shfl_down_sync", mask, width);
+  s.warp.shuffled[s.slot][s.lane] = bits;
+  wait_at_collective(Collective::shuffle);
+  const int source = s.lane + delta;
+  return s.warp.shuffled[s.slot][source >= 0 && source < kWarpSize ? source : s.lane];
+}
+
+uint32_t ballot(unsigned mask, bool predicate) {
+  const Seat s = seat_of_caller("__ballot_sync", mask, kWarpSize);
+  s.warp.shuffled[s.slot][s.lane] = predicate ? 1u : 0u;
+  wait_at_collective(Collective::shuffle);
+  uint32_t bits = 0;
+  for (int lane = 0; lane < kWarpSize; ++lane) bits |= s.warp.shuffled[s.slot][lane] << lane;
+  return bits;
+}
+
 void mma_m16n8k8_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
   const Seat s = seat_of_caller("mma.m16n8k8", kFullMask, kWarpSize);
   MmaOperands& mine = s.warp.mma[s.slot][s.lane];
@@ -392,10 +429,7 @@ cudaError_t set_max_dynamic_shared(uintptr_t kernel, int bytes) {
   return cudaSuccess;
 }
 
-void provide_dynamic_shared(void* base, size_t bytes) {
-  g_shared = static_cast<unsigned char*>(base);
-  g_shared_bytes = bytes;
-}
+void* dynamic_shared() { return g_shared; }
 
 void set_schedule(Schedule schedule) { g_schedule = schedule; }
 
@@ -423,10 +457,6 @@ void run_grid(uintptr_t kernel, int64_t blocks, int threads, size_t shared_bytes
   if (shared_bytes > allowed)
     return refuse(cudaErrorInvalidValue, std::to_string(shared_bytes) + " bytes of dynamic shared memory, " +
                                              std::to_string(allowed) + " allowed for this kernel");
-  if (shared_bytes > g_shared_bytes)
-    return refuse(cudaErrorLaunchFailure, std::to_string(shared_bytes) + " bytes of dynamic shared memory, " +
-                                              std::to_string(g_shared_bytes) +
-                                              " provided to the emulator (provide_dynamic_shared)");
 
   Launch l(threads, body);
   g_launch = &l;
@@ -434,8 +464,8 @@ void run_grid(uintptr_t kernel, int64_t blocks, int threads, size_t shared_bytes
   gridDim = uint3{static_cast<unsigned>(blocks), 1, 1};
   for (int64_t b = 0; b < blocks && l.failure.empty(); ++b) {
     blockIdx = uint3{static_cast<unsigned>(b), 0, 0};
-    if (g_shared != nullptr) std::fill(g_shared, g_shared + g_shared_bytes, static_cast<unsigned char>(0xff));
-    if (!run_block(l) || g_shared == nullptr) continue;
+    std::fill(g_shared, g_shared + g_shared_bytes, static_cast<unsigned char>(0xff));
+    if (!run_block(l)) continue;
     const auto past = std::find_if(g_shared + shared_bytes, g_shared + g_shared_bytes,
                                    [](unsigned char byte) { return byte != 0xff; });
     if (past != g_shared + g_shared_bytes) {

@@ -21,7 +21,11 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline
-#define __shared__
+// A block's static shared variable is one variable for every thread, as a
+// function's static local is; blocks run one after another, so it holds
+// what the previous block left, as on a GPU. (Dynamic shared memory is
+// dynamic_shared(), poisoned before each block.)
+#define __shared__ static
 #define __launch_bounds__(...)
 
 struct uint3 {
@@ -70,12 +74,25 @@ inline long max(long a, long b) { return a < b ? b : a; }
 
 namespace warp_emulation {
 
+// The block's dynamic shared memory (what `extern __shared__` names on a
+// GPU; device code asks for it here under WARP_EMULATION).
+void* dynamic_shared();
+
 // Each a point where the calling emulated thread waits for the others it
 // names (the scheduler reports a collective some of them never reach).
 void sync_block();
 void sync_warp(unsigned mask);
 uint32_t shuffle_bits(unsigned mask, uint32_t bits, int source_lane, int width);
 uint32_t shuffle_xor_bits(unsigned mask, uint32_t bits, int lane_mask, int width);
+// Lane - delta (up) or lane + delta (down); a lane whose source is outside
+// the warp keeps its own value.
+uint32_t shuffle_up_bits(unsigned mask, uint32_t bits, int delta, int width);
+uint32_t shuffle_down_bits(unsigned mask, uint32_t bits, int delta, int width);
+// Bit l set where lane l's predicate is true.
+uint32_t ballot(unsigned mask, bool predicate);
+// __syncthreads, counting the threads (that have not exited) whose
+// predicate is true.
+int sync_block_count(bool predicate);
 // d += a * b, mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32, for the
 // calling lane's registers (the PTX ISA's fragment layouts, mma_tf32.cpp).
 void mma_m16n8k8_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
@@ -101,6 +118,11 @@ uint32_t as_bits(T value) {
 }  // namespace warp_emulation
 
 inline void __syncthreads() { warp_emulation::sync_block(); }
+inline int __syncthreads_count(int predicate) { return warp_emulation::sync_block_count(predicate != 0); }
+inline int __syncthreads_or(int predicate) { return __syncthreads_count(predicate) != 0; }
+inline unsigned __ballot_sync(unsigned mask, int predicate) { return warp_emulation::ballot(mask, predicate != 0); }
+inline int __any_sync(unsigned mask, int predicate) { return __ballot_sync(mask, predicate) != 0; }
+inline int __all_sync(unsigned mask, int predicate) { return __ballot_sync(mask, predicate) == mask; }
 inline void __syncwarp(unsigned mask = 0xffffffffu) { warp_emulation::sync_warp(mask); }
 [[noreturn]] inline void __trap() { warp_emulation::trap("__trap()"); }
 
@@ -114,6 +136,55 @@ template <class T>
 T __shfl_xor_sync(unsigned mask, T value, int lane_mask, int width = 32) {
   return warp_emulation::bits_as<T>(
       warp_emulation::shuffle_xor_bits(mask, warp_emulation::as_bits(value), lane_mask, width));
+}
+
+template <class T>
+T __shfl_up_sync(unsigned mask, T value, unsigned delta, int width = 32) {
+  return warp_emulation::bits_as<T>(
+      warp_emulation::shuffle_up_bits(mask, warp_emulation::as_bits(value), static_cast<int>(delta), width));
+}
+
+template <class T>
+T __shfl_down_sync(unsigned mask, T value, unsigned delta, int width = 32) {
+  return warp_emulation::bits_as<T>(
+      warp_emulation::shuffle_down_bits(mask, warp_emulation::as_bits(value), static_cast<int>(delta), width));
+}
+
+// Only one emulated thread runs at a time: every read-modify-write is atomic.
+template <class T>
+T atomicAdd(T* address, T value) {
+  const T old = *address;
+  *address = old + value;
+  return old;
+}
+
+template <class T>
+T atomicMax(T* address, T value) {
+  const T old = *address;
+  if (old < value) *address = value;
+  return old;
+}
+
+// Loads and stores with cache hints: plain ones here.
+template <class T>
+T __ldg(const T* address) {
+  return *address;
+}
+template <class T>
+T __ldcs(const T* address) {
+  return *address;
+}
+template <class T>
+T __ldcg(const T* address) {
+  return *address;
+}
+template <class T>
+void __stcs(T* address, T value) {
+  *address = value;
+}
+template <class T>
+void __stcg(T* address, T value) {
+  *address = value;
 }
 
 #endif  // WARP_EMULATION_DEVICE_BUILTINS_H

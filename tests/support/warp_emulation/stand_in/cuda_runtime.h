@@ -11,6 +11,9 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 
 #include "warp_emulation/device_builtins.h"
 
@@ -34,16 +37,10 @@ inline constexpr size_t kMaxDynamicSharedBytes = 227 * 1024;
 inline constexpr int kMaxThreadsPerBlock = 1024;
 
 cudaError_t set_max_dynamic_shared(uintptr_t kernel, int bytes);
-// The array that device code's `extern __shared__` declaration names,
-// defined (kMaxDynamicSharedBytes of it) by the test that runs the code and
-// handed over here: filled with NaN before each block (a read of shared
-// memory no thread wrote shows), and checked after it past the launch's
-// size (a write there fails the launch).
-void provide_dynamic_shared(void* base, size_t bytes);
 // Runs `body` (the kernel with its arguments) on every thread of `blocks`
 // blocks of `threads`, block by block, each block's threads interleaved at
 // their collectives. A failure (a collective not every thread reaches, a
-// trap, a write past the block's shared memory) ends the launch: its
+// trap, a write past the launch's dynamic shared memory) ends the launch: its
 // message is last_failure(), its error cudaGetLastError()'s.
 void run_grid(uintptr_t kernel, int64_t blocks, int threads, size_t shared_bytes, const std::function<void()>& body);
 // The order in which a block's threads run between their waits. Lockstep:
@@ -58,9 +55,11 @@ void set_schedule(Schedule schedule);
 const std::string& last_failure();
 cudaError_t take_last_error();
 
-template <class Args>
-void launch(void (*kernel)(Args), int64_t blocks, int threads, size_t shared_bytes, const Args& args) {
-  run_grid(reinterpret_cast<uintptr_t>(kernel), blocks, threads, shared_bytes, [&] { kernel(args); });
+// kernel<<<blocks, threads, shared_bytes>>>(args...), on the host.
+template <class... Params, class... Args>
+void launch(void (*kernel)(Params...), int64_t blocks, int threads, size_t shared_bytes, Args&&... args) {
+  const std::tuple<std::decay_t<Params>...> params(std::forward<Args>(args)...);
+  run_grid(reinterpret_cast<uintptr_t>(kernel), blocks, threads, shared_bytes, [&] { std::apply(kernel, params); });
 }
 
 }  // namespace warp_emulation
