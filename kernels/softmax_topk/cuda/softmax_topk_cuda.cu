@@ -1,6 +1,7 @@
 // Launchers of the CUDA softmax_topk: picks a path per shape (make_plan) and
 // launches it, checking each launch.
 #include <climits>
+#include <utility>
 
 #include "softmax_topk_cuda.cuh"
 #include "softmax_topk_kernels.cuh"
@@ -24,6 +25,17 @@ constexpr int64_t kMinSegmentLength = 16384;
 constexpr int64_t kBlocksPerSm = 2;
 
 size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// kernel<<<blocks, threads, 0, stream>>>(args...).
+template <class... Params, class... Args>
+void start(void (*kernel)(Params...), unsigned blocks, int threads, cudaStream_t stream, Args&&... args) {
+#ifdef WARP_EMULATION  // built for the host's warp emulator (tests/support/warp_emulation)
+  (void)stream;
+  warp_emulation::launch(kernel, blocks, threads, 0, std::forward<Args>(args)...);
+#else
+  kernel<<<blocks, threads, 0, stream>>>(std::forward<Args>(args)...);
+#endif
+}
 
 }  // namespace
 
@@ -79,25 +91,25 @@ cudaError_t softmax_topk(const Plan& plan, const float* logits, int64_t rows, in
   const int k32 = static_cast<int>(k);
   if (plan.path == Plan::Path::kWarpRows) {
     const unsigned blocks = static_cast<unsigned>((rows + detail::kWarpsPerBlock - 1) / detail::kWarpsPerBlock);
-    detail::softmax_topk_warp_rows<<<blocks, detail::kWarpsPerBlock * 32, 0, stream>>>(logits, rows, vocab, k32, probs,
-                                                                                       indices);
+    start(detail::softmax_topk_warp_rows, blocks, detail::kWarpsPerBlock * 32, stream, logits, rows, vocab, k32, probs,
+          indices);
     return cudaGetLastError();
   }
   if (plan.segments == 1) {
-    detail::softmax_topk_block_rows<<<static_cast<unsigned>(rows), detail::kBlockThreads, 0, stream>>>(
-        logits, vocab, k32, 1, vocab, probs, indices, nullptr, nullptr);
+    start(detail::softmax_topk_block_rows, static_cast<unsigned>(rows), detail::kBlockThreads, stream, logits, vocab, k32,
+          1, vocab, probs, indices, nullptr, nullptr);
     return cudaGetLastError();
   }
   const size_t pieces = static_cast<size_t>(rows) * static_cast<size_t>(plan.segments);
   Key* partial_keys = static_cast<Key*>(workspace);
   SoftmaxState* partial_states = reinterpret_cast<SoftmaxState*>(
       static_cast<char*>(workspace) + align256(pieces * static_cast<size_t>(k) * sizeof(Key)));
-  detail::softmax_topk_block_rows<<<static_cast<unsigned>(pieces), detail::kBlockThreads, 0, stream>>>(
-      logits, vocab, k32, plan.segments, plan.segment_length, probs, indices, partial_keys, partial_states);
+  start(detail::softmax_topk_block_rows, static_cast<unsigned>(pieces), detail::kBlockThreads, stream, logits, vocab, k32,
+        plan.segments, plan.segment_length, probs, indices, partial_keys, partial_states);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
-  detail::softmax_topk_merge<<<static_cast<unsigned>(rows), detail::kBlockThreads, 0, stream>>>(
-      partial_keys, partial_states, plan.segments, k32, probs, indices);
+  start(detail::softmax_topk_merge, static_cast<unsigned>(rows), detail::kBlockThreads, stream, partial_keys,
+        partial_states, plan.segments, k32, probs, indices);
   return cudaGetLastError();
 }
 
