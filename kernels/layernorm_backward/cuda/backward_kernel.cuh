@@ -34,7 +34,11 @@ __global__ void __launch_bounds__(block_threads(TPR), 1024 / block_threads(TPR))
   constexpr int kThreads = block_threads(TPR);
   constexpr int kRowsPerBlock = kThreads / TPR;
   static_assert(kCached || kRowsPerBlock == 1, "the uncached path is one row group per block");
+#ifdef WARP_EMULATION  // built for the host's warp emulator (tests/support/warp_emulation)
+  float4* const dynamic_smem = static_cast<float4*>(warp_emulation::dynamic_shared());
+#else
   extern __shared__ float4 dynamic_smem[];
+#endif
   __shared__ float2 scratch[2][32];
 
   const int t = threadIdx.x % TPR, group = threadIdx.x / TPR;
@@ -104,7 +108,7 @@ __global__ void __launch_bounds__(block_threads(TPR), 1024 / block_threads(TPR))
       }
     });
     group_sum_pair<TPR>(sum_g, sum_gx, scratch[it & 1]);
-    const float mean_g = sum_g / dim, mean_gx = sum_gx / dim;
+    const float mean_g = sum_g / static_cast<float>(dim), mean_gx = sum_gx / static_cast<float>(dim);
 
     float* dxr = dx + row * dim;
     for_owned<TPR, VPT>(t, nvec, [&](int i, int v) {

@@ -1,6 +1,7 @@
 // Launchers of the CUDA layernorm: a kernel instance per shape (plan_*), each
 // launch checked.
 #include <climits>
+#include <utility>
 
 #include "backward_kernel.cuh"
 #include "forward_kernel.cuh"
@@ -30,6 +31,18 @@ using BackwardFn = void (*)(const float*, const float*, const float*, const RowS
                             float*);
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// kernel<<<blocks, block, shared, stream>>>(args...).
+template <class... Params, class... Args>
+void start(void (*kernel)(Params...), int64_t blocks, dim3 block, size_t shared, cudaStream_t stream,
+           Args&&... args) {
+#ifdef WARP_EMULATION  // built for the host's warp emulator (tests/support/warp_emulation)
+  (void)stream;
+  warp_emulation::launch(kernel, blocks, block, shared, std::forward<Args>(args)...);
+#else
+  kernel<<<static_cast<unsigned>(blocks), block, shared, stream>>>(std::forward<Args>(args)...);
+#endif
+}
 
 int pow2_at_least(int64_t n) {
   int p = 1;
@@ -151,8 +164,8 @@ cudaError_t forward(const Plan& plan, const float* x, const float* gamma, const 
                     float eps, float* y, RowStats* saved, cudaStream_t stream) {
   const ForwardFn fn = forward_fn(plan);
   if (fn == nullptr) return cudaErrorInvalidValue;
-  fn<<<static_cast<unsigned>(plan.blocks), block_threads(plan.threads_per_row), 0, stream>>>(
-      x, gamma, beta, rows, static_cast<int>(dim), eps, y, saved);
+  start(fn, plan.blocks, dim3(block_threads(plan.threads_per_row)), 0, stream, x, gamma, beta, rows,
+        static_cast<int>(dim), eps, y, saved);
   return cudaGetLastError();
 }
 
@@ -162,13 +175,13 @@ cudaError_t backward(const Plan& plan, const float* dy, const float* x, const fl
   const BackwardFn fn = backward_fn(plan);
   if (fn == nullptr) return cudaErrorInvalidValue;
   float* partials = static_cast<float*>(workspace);
-  fn<<<static_cast<unsigned>(plan.blocks), block_threads(plan.threads_per_row), plan.shared_bytes, stream>>>(
-      dy, x, gamma, saved, rows, static_cast<int>(dim), plan.rows_per_block, dx, partials);
+  start(fn, plan.blocks, dim3(block_threads(plan.threads_per_row)), plan.shared_bytes, stream, dy, x, gamma, saved,
+        rows, static_cast<int>(dim), plan.rows_per_block, dx, partials);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
   const dim3 block(detail::kReduceColumns, detail::kReduceSlices);
-  detail::reduce_partials_kernel<<<static_cast<unsigned>(ceil_div(dim, detail::kReduceColumns)), block, 0, stream>>>(
-      partials, static_cast<int>(plan.blocks), static_cast<int>(dim), dgamma, dbeta);
+  start(detail::reduce_partials_kernel, ceil_div(dim, detail::kReduceColumns), block, 0, stream, partials,
+        static_cast<int>(plan.blocks), static_cast<int>(dim), dgamma, dbeta);
   return cudaGetLastError();
 }
 

@@ -38,14 +38,15 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
-uint3 threadIdx, blockIdx, blockDim, gridDim;
+uint3 threadIdx, blockIdx;
+dim3 blockDim, gridDim;
 
 namespace warp_emulation {
 namespace {
 
 constexpr int kWarpSize = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
-constexpr size_t kStackBytes = size_t{1} << 20;
+constexpr size_t kStackBytes = size_t{256} << 10;
 
 enum class State { runnable, at_block_barrier, at_warp_collective, exited };
 enum class Collective { shuffle, mma, syncwarp };
@@ -188,7 +189,8 @@ void thread_main() {
 
 void resume(Launch& l, int t) {
   l.current = t;
-  threadIdx = uint3{static_cast<unsigned>(t), 0, 0};
+  const unsigned linear = static_cast<unsigned>(t);
+  threadIdx = uint3{linear % blockDim.x, linear / blockDim.x % blockDim.y, linear / (blockDim.x * blockDim.y)};
   Thread& th = l.threads[t];
   start_switch(&l.scheduler_fake_stack, l.stacks.base(t), kStackBytes);
   swapcontext(&l.scheduler, &th.context);
@@ -435,13 +437,24 @@ void set_schedule(Schedule schedule) { g_schedule = schedule; }
 
 const std::string& last_failure() { return g_last_failure; }
 
+int max_active_blocks(uintptr_t kernel, int threads, size_t shared_bytes) {
+  const auto opt_in = g_shared_opt_in.find(kernel);
+  const size_t allowed =
+      std::max(kDefaultDynamicSharedBytes, opt_in == g_shared_opt_in.end() ? size_t{0} : opt_in->second);
+  if (threads < 1 || threads > kMaxThreadsPerBlock || shared_bytes > allowed) return 0;
+  const size_t by_threads = static_cast<size_t>(kMaxThreadsPerSm / threads);
+  const size_t by_shared = shared_bytes == 0 ? by_threads : kSharedBytesPerSm / shared_bytes;
+  return static_cast<int>(std::min({by_threads, by_shared, size_t{32}}));
+}
+
 cudaError_t take_last_error() {
   const cudaError_t e = g_last_error;
   g_last_error = cudaSuccess;
   return e;
 }
 
-void run_grid(uintptr_t kernel, int64_t blocks, int threads, size_t shared_bytes, const std::function<void()>& body) {
+void run_grid(uintptr_t kernel, int64_t blocks, dim3 block, size_t shared_bytes, const std::function<void()>& body) {
+  const int64_t threads = int64_t{block.x} * block.y * block.z;
   g_last_failure.clear();
   auto refuse = [](cudaError_t error, std::string why) {
     g_last_error = error;
@@ -450,7 +463,8 @@ void run_grid(uintptr_t kernel, int64_t blocks, int threads, size_t shared_bytes
   if (g_launch != nullptr) return refuse(cudaErrorLaunchFailure, "a launch from device code (not emulated)");
   if (threads < 1 || threads > kMaxThreadsPerBlock || blocks < 0 || blocks > INT_MAX)
     return refuse(cudaErrorInvalidConfiguration,
-                  std::to_string(blocks) + " blocks of " + std::to_string(threads) + " threads");
+                  std::to_string(blocks) + " blocks of " + std::to_string(block.x) + " x " + std::to_string(block.y) +
+                      " x " + std::to_string(block.z) + " threads");
   const auto opt_in = g_shared_opt_in.find(kernel);
   const size_t allowed =
       std::max(kDefaultDynamicSharedBytes, opt_in == g_shared_opt_in.end() ? size_t{0} : opt_in->second);
@@ -458,10 +472,10 @@ void run_grid(uintptr_t kernel, int64_t blocks, int threads, size_t shared_bytes
     return refuse(cudaErrorInvalidValue, std::to_string(shared_bytes) + " bytes of dynamic shared memory, " +
                                              std::to_string(allowed) + " allowed for this kernel");
 
-  Launch l(threads, body);
+  Launch l(static_cast<int>(threads), body);
   g_launch = &l;
-  blockDim = uint3{static_cast<unsigned>(threads), 1, 1};
-  gridDim = uint3{static_cast<unsigned>(blocks), 1, 1};
+  blockDim = block;
+  gridDim = dim3(static_cast<unsigned>(blocks));
   for (int64_t b = 0; b < blocks && l.failure.empty(); ++b) {
     blockIdx = uint3{static_cast<unsigned>(b), 0, 0};
     std::fill(g_shared, g_shared + g_shared_bytes, static_cast<unsigned char>(0xff));

@@ -31,7 +31,10 @@
 struct uint3 {
   unsigned x = 0, y = 0, z = 0;
 };
-using dim3 = uint3;
+struct dim3 {
+  constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+  unsigned x, y, z;
+};
 
 struct alignas(8) float2 {
   float x, y;
@@ -43,7 +46,8 @@ inline float2 make_float2(float x, float y) { return float2{x, y}; }
 inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 
 // Set by the scheduler before it resumes each emulated thread.
-extern uint3 threadIdx, blockIdx, blockDim, gridDim;
+extern uint3 threadIdx, blockIdx;
+extern dim3 blockDim, gridDim;
 
 inline uint32_t __float_as_uint(float x) {
   uint32_t bits;
@@ -99,20 +103,16 @@ void mma_m16n8k8_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)
 // Ends the launch with `why` as its failure.
 [[noreturn]] void trap(const char* why);
 
-template <class T>
-T bits_as(uint32_t bits) {
-  static_assert(sizeof(T) == sizeof(uint32_t), "the emulator shuffles 32-bit values");
-  T value;
-  std::memcpy(&value, &bits, sizeof value);
+// `value` moved between lanes one 32-bit word at a time, a collective
+// each (as the hardware moves a 64-bit value: two shuffles).
+template <class T, class Move>
+T shuffled(T value, Move move) {
+  static_assert(sizeof(T) % sizeof(uint32_t) == 0, "the emulator shuffles whole 32-bit words");
+  uint32_t words[sizeof(T) / sizeof(uint32_t)];
+  std::memcpy(words, &value, sizeof value);
+  for (uint32_t& w : words) w = move(w);
+  std::memcpy(&value, words, sizeof value);
   return value;
-}
-
-template <class T>
-uint32_t as_bits(T value) {
-  static_assert(sizeof(T) == sizeof(uint32_t), "the emulator shuffles 32-bit values");
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits;
 }
 
 }  // namespace warp_emulation
@@ -128,26 +128,26 @@ inline void __syncwarp(unsigned mask = 0xffffffffu) { warp_emulation::sync_warp(
 
 template <class T>
 T __shfl_sync(unsigned mask, T value, int source_lane, int width = 32) {
-  return warp_emulation::bits_as<T>(
-      warp_emulation::shuffle_bits(mask, warp_emulation::as_bits(value), source_lane, width));
+  return warp_emulation::shuffled(
+      value, [&](uint32_t w) { return warp_emulation::shuffle_bits(mask, w, source_lane, width); });
 }
 
 template <class T>
 T __shfl_xor_sync(unsigned mask, T value, int lane_mask, int width = 32) {
-  return warp_emulation::bits_as<T>(
-      warp_emulation::shuffle_xor_bits(mask, warp_emulation::as_bits(value), lane_mask, width));
+  return warp_emulation::shuffled(
+      value, [&](uint32_t w) { return warp_emulation::shuffle_xor_bits(mask, w, lane_mask, width); });
 }
 
 template <class T>
 T __shfl_up_sync(unsigned mask, T value, unsigned delta, int width = 32) {
-  return warp_emulation::bits_as<T>(
-      warp_emulation::shuffle_up_bits(mask, warp_emulation::as_bits(value), static_cast<int>(delta), width));
+  return warp_emulation::shuffled(
+      value, [&](uint32_t w) { return warp_emulation::shuffle_up_bits(mask, w, static_cast<int>(delta), width); });
 }
 
 template <class T>
 T __shfl_down_sync(unsigned mask, T value, unsigned delta, int width = 32) {
-  return warp_emulation::bits_as<T>(
-      warp_emulation::shuffle_down_bits(mask, warp_emulation::as_bits(value), static_cast<int>(delta), width));
+  return warp_emulation::shuffled(
+      value, [&](uint32_t w) { return warp_emulation::shuffle_down_bits(mask, w, static_cast<int>(delta), width); });
 }
 
 // Only one emulated thread runs at a time: every read-modify-write is atomic.

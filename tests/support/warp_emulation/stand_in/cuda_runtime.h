@@ -35,6 +35,8 @@ namespace warp_emulation {
 inline constexpr size_t kDefaultDynamicSharedBytes = 48 * 1024;
 inline constexpr size_t kMaxDynamicSharedBytes = 227 * 1024;
 inline constexpr int kMaxThreadsPerBlock = 1024;
+inline constexpr int kMaxThreadsPerSm = 2048;
+inline constexpr size_t kSharedBytesPerSm = 228 * 1024;
 
 cudaError_t set_max_dynamic_shared(uintptr_t kernel, int bytes);
 // Runs `body` (the kernel with its arguments) on every thread of `blocks`
@@ -42,7 +44,10 @@ cudaError_t set_max_dynamic_shared(uintptr_t kernel, int bytes);
 // their collectives. A failure (a collective not every thread reaches, a
 // trap, a write past the launch's dynamic shared memory) ends the launch: its
 // message is last_failure(), its error cudaGetLastError()'s.
-void run_grid(uintptr_t kernel, int64_t blocks, int threads, size_t shared_bytes, const std::function<void()>& body);
+void run_grid(uintptr_t kernel, int64_t blocks, dim3 block, size_t shared_bytes, const std::function<void()>& body);
+// Blocks of `threads` and `shared_bytes` resident on one multiprocessor, by
+// threads and shared memory alone (registers are not emulated).
+int max_active_blocks(uintptr_t kernel, int threads, size_t shared_bytes);
 // The order in which a block's threads run between their waits. Lockstep:
 // every warp one collective a round, in order of warps. Warp by warp: each
 // warp on alone until it waits at the block barrier (or exits), in
@@ -55,19 +60,26 @@ void set_schedule(Schedule schedule);
 const std::string& last_failure();
 cudaError_t take_last_error();
 
-// kernel<<<blocks, threads, shared_bytes>>>(args...), on the host.
+// kernel<<<blocks, block, shared_bytes>>>(args...), on the host.
 template <class... Params, class... Args>
-void launch(void (*kernel)(Params...), int64_t blocks, int threads, size_t shared_bytes, Args&&... args) {
+void launch(void (*kernel)(Params...), int64_t blocks, dim3 block, size_t shared_bytes, Args&&... args) {
   const std::tuple<std::decay_t<Params>...> params(std::forward<Args>(args)...);
-  run_grid(reinterpret_cast<uintptr_t>(kernel), blocks, threads, shared_bytes, [&] { std::apply(kernel, params); });
+  run_grid(reinterpret_cast<uintptr_t>(kernel), blocks, block, shared_bytes, [&] { std::apply(kernel, params); });
 }
 
 }  // namespace warp_emulation
 
-template <class Args>
-cudaError_t cudaFuncSetAttribute(void (*kernel)(Args), cudaFuncAttribute attribute, int value) {
+template <class... Params>
+cudaError_t cudaFuncSetAttribute(void (*kernel)(Params...), cudaFuncAttribute attribute, int value) {
   if (attribute != cudaFuncAttributeMaxDynamicSharedMemorySize) return cudaErrorInvalidValue;
   return warp_emulation::set_max_dynamic_shared(reinterpret_cast<uintptr_t>(kernel), value);
+}
+
+template <class... Params>
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, void (*kernel)(Params...), int threads,
+                                                          size_t shared_bytes) {
+  *blocks = warp_emulation::max_active_blocks(reinterpret_cast<uintptr_t>(kernel), threads, shared_bytes);
+  return cudaSuccess;
 }
 
 inline cudaError_t cudaGetLastError() { return warp_emulation::take_last_error(); }
