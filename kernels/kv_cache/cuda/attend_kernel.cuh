@@ -129,8 +129,8 @@ __global__ void __launch_bounds__(kThreads) attend_kernel(const AttendParams<T, 
   const int64_t k_offset = p.layout.k_tile(p.layer, kv_head);
   const int64_t plane = p.layout.plane_elems();
   const int tile_bytes = kBlockTokens * kDim * static_cast<int>(sizeof(T));
-  const int last = (item.key_end + kBlockTokens - 1) / kBlockTokens;
-  for (int blk = item.key_begin / kBlockTokens + warp; blk < last; blk += kWarps) {
+  const int last = static_cast<int>((item.key_end + kBlockTokens - 1) / kBlockTokens);
+  for (int blk = static_cast<int>(item.key_begin / kBlockTokens) + warp; blk < last; blk += kWarps) {
     // This warp's next tile goes to L2 while the current one is computed.
     if (blk + kWarps < last && lane * 128 < tile_bytes) {
       const char* next = reinterpret_cast<const char*>(p.pool + p.at(blocks[blk + kWarps], k_offset));
@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(kThreads) attend_kernel(const AttendParams<T, 
     const T* vp = kp + plane;
     // Positions past key_end may hold anything (stale tokens, never-written
     // memory, NaN patterns): their V must not reach a 0 * NaN.
-    const int count = min(kBlockTokens, item.key_end - blk * kBlockTokens);
+    const int count = static_cast<int>(min(kBlockTokens, item.key_end - blk * kBlockTokens));
     float kf[kBlockTokens][VEC], vf[kBlockTokens][VEC];
 #pragma unroll
     for (int t = 0; t < kBlockTokens; ++t) {

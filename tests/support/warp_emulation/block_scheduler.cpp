@@ -162,9 +162,17 @@ void wait_for_scheduler() {
   std::abort();
 }
 
+// "block 3", or "block (3, 1)" in a grid of more than one dimension.
+std::string block_name() {
+  if (gridDim.y == 1 && gridDim.z == 1) return "block " + std::to_string(blockIdx.x);
+  std::string name = "block (" + std::to_string(blockIdx.x) + ", " + std::to_string(blockIdx.y);
+  if (gridDim.z > 1) name += ", " + std::to_string(blockIdx.z);
+  return name + ")";
+}
+
 std::string where(const Launch& l) {
   const int t = l.current;
-  return "block " + std::to_string(blockIdx.x) + ", thread " + std::to_string(t) + " (warp " +
+  return block_name() + ", thread " + std::to_string(t) + " (warp " +
          std::to_string(t / kWarpSize) + ", lane " + std::to_string(t % kWarpSize) + ")";
 }
 
@@ -245,7 +253,7 @@ bool release_warp(Launch& l, int first, std::string* failure) {
            l.threads[t].collectives == l.threads[first].collectives;
   }
   if (!same) {
-    *failure = "the lanes of warp " + std::to_string(first / kWarpSize) + " of block " + std::to_string(blockIdx.x) +
+    *failure = "the lanes of warp " + std::to_string(first / kWarpSize) + " of " + block_name() +
                " are not at the same collective: lanes " + describe(l, first, last);
     return false;
   }
@@ -318,7 +326,7 @@ bool run_block(Launch& l) {
     }
     if (!released) released = release_block(l);
     if (!released) {
-      l.failure = "block " + std::to_string(blockIdx.x) + " can go no further: threads " + describe(l, 0, n);
+      l.failure = block_name() + " can go no further: threads " + describe(l, 0, n);
       return false;
     }
   }
@@ -453,18 +461,21 @@ cudaError_t take_last_error() {
   return e;
 }
 
-void run_grid(uintptr_t kernel, int64_t blocks, dim3 block, size_t shared_bytes, const std::function<void()>& body) {
+void run_grid(uintptr_t kernel, dim3 grid, dim3 block, size_t shared_bytes, const std::function<void()>& body) {
   const int64_t threads = int64_t{block.x} * block.y * block.z;
+  const int64_t blocks = int64_t{grid.x} * grid.y * grid.z;
   g_last_failure.clear();
   auto refuse = [](cudaError_t error, std::string why) {
     g_last_error = error;
     g_last_failure = std::move(why);
   };
   if (g_launch != nullptr) return refuse(cudaErrorLaunchFailure, "a launch from device code (not emulated)");
-  if (threads < 1 || threads > kMaxThreadsPerBlock || blocks < 0 || blocks > INT_MAX)
-    return refuse(cudaErrorInvalidConfiguration,
-                  std::to_string(blocks) + " blocks of " + std::to_string(block.x) + " x " + std::to_string(block.y) +
-                      " x " + std::to_string(block.z) + " threads");
+  if (threads < 1 || threads > kMaxThreadsPerBlock || grid.x > INT_MAX || grid.y > 65535 || grid.z > 65535)
+    return refuse(cudaErrorInvalidConfiguration, "a grid of " + std::to_string(grid.x) + " x " +
+                                                     std::to_string(grid.y) + " x " + std::to_string(grid.z) +
+                                                     " blocks of " + std::to_string(block.x) + " x " +
+                                                     std::to_string(block.y) + " x " + std::to_string(block.z) +
+                                                     " threads");
   const auto opt_in = g_shared_opt_in.find(kernel);
   const size_t allowed =
       std::max(kDefaultDynamicSharedBytes, opt_in == g_shared_opt_in.end() ? size_t{0} : opt_in->second);
@@ -475,15 +486,16 @@ void run_grid(uintptr_t kernel, int64_t blocks, dim3 block, size_t shared_bytes,
   Launch l(static_cast<int>(threads), body);
   g_launch = &l;
   blockDim = block;
-  gridDim = dim3(static_cast<unsigned>(blocks));
+  gridDim = grid;
   for (int64_t b = 0; b < blocks && l.failure.empty(); ++b) {
-    blockIdx = uint3{static_cast<unsigned>(b), 0, 0};
+    const auto linear = static_cast<unsigned>(b);
+    blockIdx = uint3{linear % grid.x, linear / grid.x % grid.y, linear / (grid.x * grid.y)};
     std::fill(g_shared, g_shared + g_shared_bytes, static_cast<unsigned char>(0xff));
     if (!run_block(l)) continue;
     const auto past = std::find_if(g_shared + shared_bytes, g_shared + g_shared_bytes,
                                    [](unsigned char byte) { return byte != 0xff; });
     if (past != g_shared + g_shared_bytes) {
-      l.failure = "block " + std::to_string(b) + " wrote shared memory at byte " + std::to_string(past - g_shared) +
+      l.failure = block_name() + " wrote shared memory at byte " + std::to_string(past - g_shared) +
                   ", past the launch's " + std::to_string(shared_bytes);
     }
   }

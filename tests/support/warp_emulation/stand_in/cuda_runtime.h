@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <tuple>
@@ -21,6 +22,8 @@ enum cudaError_t {
   cudaSuccess = 0,
   cudaErrorInvalidValue = 1,
   cudaErrorInvalidConfiguration = 9,
+  cudaErrorMemoryAllocation = 2,
+  cudaErrorInvalidDevice = 101,
   cudaErrorLaunchFailure = 719,
 };
 
@@ -28,6 +31,14 @@ struct CUstream_st;
 using cudaStream_t = CUstream_st*;
 
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
+enum cudaMemcpyKind {
+  cudaMemcpyHostToHost = 0,
+  cudaMemcpyHostToDevice = 1,
+  cudaMemcpyDeviceToHost = 2,
+  cudaMemcpyDeviceToDevice = 3,
+  cudaMemcpyDefault = 4
+};
 
 namespace warp_emulation {
 
@@ -38,13 +49,25 @@ inline constexpr int kMaxThreadsPerBlock = 1024;
 inline constexpr int kMaxThreadsPerSm = 2048;
 inline constexpr size_t kSharedBytesPerSm = 228 * 1024;
 
+// The emulated device's memory is the host's: "device" allocations are
+// host allocations (256-byte aligned, as cudaMalloc's), at most
+// kDeviceMemoryBytes of them at once.
+inline constexpr size_t kDeviceMemoryBytes = size_t{4} << 30;
+cudaError_t device_malloc(void** p, size_t bytes);
+cudaError_t device_free(void* p);
+size_t device_bytes_in_use();
+// Multiprocessors the emulated device reports (cudaDevAttrMultiProcessorCount);
+// few, so that work planned per multiprocessor splits on small inputs.
+int multiprocessors();
+void set_multiprocessors(int count);
+
 cudaError_t set_max_dynamic_shared(uintptr_t kernel, int bytes);
 // Runs `body` (the kernel with its arguments) on every thread of `blocks`
 // blocks of `threads`, block by block, each block's threads interleaved at
 // their collectives. A failure (a collective not every thread reaches, a
 // trap, a write past the launch's dynamic shared memory) ends the launch: its
 // message is last_failure(), its error cudaGetLastError()'s.
-void run_grid(uintptr_t kernel, int64_t blocks, dim3 block, size_t shared_bytes, const std::function<void()>& body);
+void run_grid(uintptr_t kernel, dim3 grid, dim3 block, size_t shared_bytes, const std::function<void()>& body);
 // Blocks of `threads` and `shared_bytes` resident on one multiprocessor, by
 // threads and shared memory alone (registers are not emulated).
 int max_active_blocks(uintptr_t kernel, int threads, size_t shared_bytes);
@@ -60,11 +83,21 @@ void set_schedule(Schedule schedule);
 const std::string& last_failure();
 cudaError_t take_last_error();
 
-// kernel<<<blocks, block, shared_bytes>>>(args...), on the host.
+// kernel<<<grid, block, shared_bytes>>>(args...), on the host.
+template <class... Params, class... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes, Args&&... args) {
+  const std::tuple<std::decay_t<Params>...> params(std::forward<Args>(args)...);
+  run_grid(reinterpret_cast<uintptr_t>(kernel), grid, block, shared_bytes, [&] { std::apply(kernel, params); });
+}
+
+// A grid of `blocks` in x (at most 2^31 - 1, as on the device).
 template <class... Params, class... Args>
 void launch(void (*kernel)(Params...), int64_t blocks, dim3 block, size_t shared_bytes, Args&&... args) {
-  const std::tuple<std::decay_t<Params>...> params(std::forward<Args>(args)...);
-  run_grid(reinterpret_cast<uintptr_t>(kernel), blocks, block, shared_bytes, [&] { std::apply(kernel, params); });
+  if (blocks < 0 || blocks > INT32_MAX) {
+    run_grid(reinterpret_cast<uintptr_t>(kernel), dim3(0xffffffffu), block, shared_bytes, [] {});
+    return;
+  }
+  launch(kernel, dim3(static_cast<unsigned>(blocks)), block, shared_bytes, std::forward<Args>(args)...);
 }
 
 }  // namespace warp_emulation
@@ -82,6 +115,37 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, void (*ke
   return cudaSuccess;
 }
 
+inline cudaError_t cudaGetDevice(int* device) {
+  *device = 0;
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attribute, int device) {
+  if (device != 0) return cudaErrorInvalidDevice;
+  if (attribute != cudaDevAttrMultiProcessorCount) return cudaErrorInvalidValue;
+  *value = warp_emulation::multiprocessors();
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+  *total_bytes = warp_emulation::kDeviceMemoryBytes;
+  *free_bytes = warp_emulation::kDeviceMemoryBytes - warp_emulation::device_bytes_in_use();
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaMalloc(void** p, size_t bytes) { return warp_emulation::device_malloc(p, bytes); }
+inline cudaError_t cudaFree(void* p) { return warp_emulation::device_free(p); }
+
+// Launches run to their end before they return: every copy is in order.
+inline cudaError_t cudaMemcpy(void* to, const void* from, size_t bytes, cudaMemcpyKind) {
+  std::memmove(to, from, bytes);
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemcpyAsync(void* to, const void* from, size_t bytes, cudaMemcpyKind kind, cudaStream_t) {
+  return cudaMemcpy(to, from, bytes, kind);
+}
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+
 inline cudaError_t cudaGetLastError() { return warp_emulation::take_last_error(); }
 
 inline const char* cudaGetErrorString(cudaError_t error) {
@@ -90,8 +154,22 @@ inline const char* cudaGetErrorString(cudaError_t error) {
     case cudaErrorInvalidValue: return "invalid argument";
     case cudaErrorInvalidConfiguration: return "invalid configuration argument";
     case cudaErrorLaunchFailure: return "unspecified launch failure";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
   }
   return "unknown error";
+}
+
+inline const char* cudaGetErrorName(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
+    case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+  }
+  return "cudaErrorUnknown";
 }
 
 #endif  // WARP_EMULATION_STAND_IN_CUDA_RUNTIME_H
