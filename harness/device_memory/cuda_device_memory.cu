@@ -101,7 +101,12 @@ class CudaTwin : public DeviceTwin {
     check(cudaMemcpy(device_value, words.data(), n * sizeof(unsigned long long), cudaMemcpyHostToDevice),
           "cudaMemcpy of the scattered words' values", what_);
     const unsigned blocks = static_cast<unsigned>(std::min<size_t>((n + 255) / 256, 4096));
+#ifdef WARP_EMULATION  // built for the host's warp emulator (tests/support/warp_emulation)
+    warp_emulation::launch(scatter_words, blocks, 256, 0, static_cast<unsigned long long*>(memory_), device_index,
+                           device_value, n);
+#else
     scatter_words<<<blocks, 256>>>(static_cast<unsigned long long*>(memory_), device_index, device_value, n);
+#endif
     check(cudaGetLastError(), "launching the scatter of words", what_);
     check(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize after the scatter of words", what_);
   }

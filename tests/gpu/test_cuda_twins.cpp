@@ -1,49 +1,19 @@
-// The CUDA twins' own copies (harness/device_memory/cuda_device_memory.cu):
-// a round's writes (spans copied, scattered words by one upload and the
-// harness's scatter kernel) land where the stand-in's do, and `holds` sees
-// a single changed byte. Without a GPU these tests skip and say why.
+// The CUDA twins' own copies (harness/device_memory/cuda_device_memory.cu)
+// on a GPU: support/twin_rounds.h. Without a GPU these tests skip and say
+// why (the same rounds run on the warp emulator everywhere:
+// tests/emulated/test_cuda_twins_on_emulator.cpp).
 #include <gtest/gtest.h>
-
-#include <cstring>
-#include <vector>
 
 #include "gpu/gpu_test_support.h"
 #include "harness/device_memory/device_memory.h"
+#include "support/twin_rounds.h"
 
 namespace harness {
 namespace {
 
 TEST(CudaTwins, ARoundsSpansAndScatteredWordsLandWhereTheStandInsDo) {
   REQUIRE_CUDA_DEVICE();
-  constexpr size_t kBytes = size_t{6} << 20;
-  constexpr size_t kOffset = size_t{2} << 20;  // as a margin puts the buffer
-  std::vector<uint64_t> before(kBytes / 8);
-  for (size_t i = 0; i < before.size(); ++i) before[i] = i * 0x9E3779B97F4A7C15ull;
-  std::vector<uint64_t> now = before;
-  for (size_t i = 5; i < now.size(); i += 997) now[i] ^= 0xFFull << (i % 56);  // scattered words
-  for (size_t i = 100000; i < 100000 + 4096; ++i) now[i] = ~now[i];            // one 32 KiB span
-
-  const auto* b = reinterpret_cast<const unsigned char*>(before.data());
-  const auto* n = reinterpret_cast<const unsigned char*>(now.data());
-  const TwinWrites writes = changed_words(n, b, kBytes, kOffset);
-  ASSERT_EQ(writes.spans.size(), 1u);
-  ASSERT_GT(writes.word_offsets.size(), 700u);
-
-  auto cuda = make_cuda_device_memory(0)->allocate(kOffset + kBytes, "a test buffer");
-  auto stand_in = make_stand_in_device_memory()->allocate(kOffset + kBytes, "a test buffer");
-  for (DeviceTwin* twin : {cuda.get(), stand_in.get()}) {
-    twin->upload(b, kOffset, kBytes);
-    EXPECT_TRUE(twin->holds(b, kOffset, kBytes));
-    twin->write(writes);
-    EXPECT_TRUE(twin->holds(n, kOffset, kBytes));
-    std::vector<uint64_t> read(now.size());
-    twin->download(read.data(), kOffset, kBytes);
-    EXPECT_EQ(read, now);
-  }
-  // One byte changed behind the harness's back is seen.
-  unsigned char flipped = n[kBytes - 1] ^ 0x01;
-  cuda->upload(&flipped, kOffset + kBytes - 1, 1);
-  EXPECT_FALSE(cuda->holds(n, kOffset, kBytes));
+  testing::expect_rounds_land_where_the_stand_ins_do(*make_cuda_device_memory(0));
 }
 
 }  // namespace

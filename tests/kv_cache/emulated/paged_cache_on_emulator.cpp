@@ -1,3 +1,3 @@
-// cuda-fast's paged cache (its host half, its launchers and kernels),
-// compiled for the warp emulator: the three files the submission builds.
+// cuda-fast's paged cache, its host half (allocation, block table
+// uploads, work plans), compiled for the warp emulator.
 #include "kv_cache/cuda/paged_cache_cuda.cu"

@@ -115,6 +115,30 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, void (*ke
   return cudaSuccess;
 }
 
+inline cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : cudaErrorInvalidDevice; }
+
+struct cudaDeviceProp {
+  char name[256];
+};
+
+inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
+  if (device != 0) return cudaErrorInvalidDevice;
+  std::strncpy(prop->name, "warp emulator", sizeof prop->name);
+  return cudaSuccess;
+}
+
+// A handle names the allocation (its address): the emulated device has one
+// process, and a handle is only ever opened by another.
+struct cudaIpcMemHandle_t {
+  char reserved[64];
+};
+
+inline cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t* handle, void* p) {
+  *handle = cudaIpcMemHandle_t{};
+  std::memcpy(handle->reserved, &p, sizeof p);
+  return cudaSuccess;
+}
+
 inline cudaError_t cudaGetDevice(int* device) {
   *device = 0;
   return cudaSuccess;
