@@ -191,6 +191,23 @@ TEST(TensorCoreOnEmulator, TheBackwardPassesTheChallengesChecks) {
   report_usage("tensor-core backward", usage);
 }
 
+// cuda-fast's widths past the tensor-core kernels' 128: dims padded to
+// 192 and 256.
+std::vector<Named> wide_cases() {
+  return {
+      {"dim 160, causal, tails", shape(1, 2, 1, 70, 77, 160, true)},
+      {"dim 256, max_jumps", shape(1, 1, 1, 33, 130, 256, false, Data::max_jumps)},
+  };
+}
+
+TEST(SimtOnEmulator, DimsPastTheTensorCoresPassTheChallengesChecks) {
+  Usage usage;
+  for (const Named& n : wide_cases()) {
+    expect_forward_passes(forward_simt, n, kSeed, usage);
+    expect_backward_passes(backward_simt, n, kSeed, usage);
+  }
+}
+
 TEST(SimtOnEmulator, TheForwardPassesTheChallengesChecks) {
   Usage usage;
   for_every_schedule([&](const Named& n) { expect_forward_passes(forward_simt, n, kSeed, usage); });
