@@ -159,6 +159,38 @@ TEST(WarpEmulator, RunWarpByWarpAWarpReadsWhatAnotherRewroteWithNoBarrierBetween
   warp_emulation::set_schedule(warp_emulation::Schedule::lockstep);
 }
 
+// Lane 0 of each warp writes its warp's slot; every lane reads it, with a
+// __syncwarp between or not.
+template <bool kSyncWarp>
+__global__ void lane_zero_publishes(const Args a) {
+  const unsigned warp = threadIdx.x / 32;
+  if (threadIdx.x % 32 == 0) shared_floats()[warp] = static_cast<float>(warp + 1);
+  if (kSyncWarp) __syncwarp();
+  a.out[threadIdx.x] = shared_floats()[warp];
+}
+
+TEST(WarpEmulator, DescendingLanesReadBeforeLaneZeroWritesWithNoSyncwarpBetween) {
+  constexpr int kThreads = 64;
+  std::vector<float> out(kThreads);
+  auto all_right = [&] {
+    for (int t = 0; t < kThreads; ++t)
+      if (out[t] != static_cast<float>(t / 32 + 1)) return false;
+    return true;
+  };
+  for (const auto schedule : {warp_emulation::Schedule::lockstep, warp_emulation::Schedule::warp_by_warp_ascending,
+                              warp_emulation::Schedule::warp_by_warp_descending}) {
+    warp_emulation::set_schedule(schedule);
+    Outcome o = run(lane_zero_publishes<true>, 1, kThreads, 64, Args{out.data(), kThreads});
+    ASSERT_EQ(o.error, cudaSuccess) << o.failure;
+    EXPECT_TRUE(all_right()) << "with __syncwarp, schedule " << static_cast<int>(schedule);
+    o = run(lane_zero_publishes<false>, 1, kThreads, 64, Args{out.data(), kThreads});
+    ASSERT_EQ(o.error, cudaSuccess) << o.failure;
+    EXPECT_EQ(all_right(), schedule != warp_emulation::Schedule::warp_by_warp_descending)
+        << "without __syncwarp, schedule " << static_cast<int>(schedule);
+  }
+  warp_emulation::set_schedule(warp_emulation::Schedule::lockstep);
+}
+
 __global__ void half_warp_shuffles(const Args a) {
   float x = static_cast<float>(threadIdx.x);
   if (threadIdx.x % 32 < 16) x = __shfl_xor_sync(0xffffffffu, x, 1);

@@ -279,9 +279,14 @@ bool release_block(Launch& l) {
 }
 
 // Runs the lanes of the warp from `first` that can run, each to its next wait.
+// In the descending schedule the lanes run from the last: a lane that reads
+// what lane 0 wrote, with no __syncwarp between, reads it before it is
+// written.
 bool run_warp(Launch& l, int first) {
   const int last = std::min(static_cast<int>(l.threads.size()), first + kWarpSize);
-  for (int t = first; t < last; ++t) {
+  const bool descending = g_schedule == Schedule::warp_by_warp_descending;
+  for (int i = first; i < last; ++i) {
+    const int t = descending ? first + last - 1 - i : i;
     if (l.threads[t].state != State::runnable) continue;
     resume(l, t);
     if (!l.failure.empty()) return false;

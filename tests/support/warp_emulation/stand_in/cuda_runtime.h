@@ -74,9 +74,10 @@ int max_active_blocks(uintptr_t kernel, int threads, size_t shared_bytes);
 // The order in which a block's threads run between their waits. Lockstep:
 // every warp one collective a round, in order of warps. Warp by warp: each
 // warp on alone until it waits at the block barrier (or exits), in
-// ascending or descending order, so that shared memory one warp reads
-// after another rewrote it for the next step, with no barrier between,
-// reads the rewritten values.
+// ascending or descending order (descending: lanes too, last first), so
+// that shared memory one warp reads after another rewrote it for the next
+// step with no barrier between, or a lane reads before another lane's
+// write with no __syncwarp between, reads the wrong values.
 enum class Schedule { lockstep, warp_by_warp_ascending, warp_by_warp_descending };
 void set_schedule(Schedule schedule);
 // The last launch's failure, "" if it had none.
