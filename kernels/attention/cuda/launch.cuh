@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/cuda_launch.cuh"
+
 namespace attention::cuda::detail {
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -18,12 +20,7 @@ cudaError_t launch(void (*kernel)(Args), int64_t blocks, size_t shared, cudaStre
   if (blocks == 0) return cudaSuccess;
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
   if (err != cudaSuccess) return err;
-#ifdef WARP_EMULATION  // built for the host's warp emulator (tests/support/warp_emulation)
-  (void)stream;
-  warp_emulation::launch(kernel, blocks, THREADS, shared, args);
-#else
-  kernel<<<static_cast<unsigned>(blocks), THREADS, shared, stream>>>(args);
-#endif
+  kernels::common::start_kernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(THREADS), shared, stream, args);
   return cudaGetLastError();
 }
 

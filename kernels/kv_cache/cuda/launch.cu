@@ -2,27 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
 
 #include "kv_cache/cuda/append_kernel.cuh"
 #include "kv_cache/cuda/attend_kernel.cuh"
 #include "kv_cache/cuda/merge_kernel.cuh"
+#include "common/cuda_launch.cuh"
 #include "launch.cuh"
 
 namespace kvcache::cuda {
 
 namespace {
-
-// kernel<<<grid, block, 0, stream>>>(args...).
-template <class... Params, class... Args>
-void start(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, Args&&... args) {
-#ifdef WARP_EMULATION  // built for the host's warp emulator (tests/support/warp_emulation)
-  (void)stream;
-  warp_emulation::launch(kernel, grid, block, 0, std::forward<Args>(args)...);
-#else
-  kernel<<<grid, block, 0, stream>>>(std::forward<Args>(args)...);
-#endif
-}
 
 // Register budget: a group tile keeps GT x VEC query values (in S) and
 // accumulators per lane, next to a whole K and V tile (2 x 8 x VEC floats).
@@ -52,9 +41,9 @@ PartialViews<S> partial_views(void* base, int64_t n_partials, int64_t query_head
 template <int GT, typename T, typename S>
 void launch_tile(const AttendParams<T, S>& p, dim3 grid, bool d128, cudaStream_t stream) {
   if (d128)
-    start(attend_kernel<4, GT, T, S>, grid, kThreads, stream, p);
+    kernels::common::start_kernel(attend_kernel<4, GT, T, S>, grid, dim3(kThreads), 0, stream, p);
   else
-    start(attend_kernel<2, GT, T, S>, grid, kThreads, stream, p);
+    kernels::common::start_kernel(attend_kernel<2, GT, T, S>, grid, dim3(kThreads), 0, stream, p);
 }
 
 template <typename T, typename S>
@@ -103,7 +92,7 @@ cudaError_t attend_typed(const AttendLaunch& a, int gt, cudaStream_t stream) {
   mp.head_dim = static_cast<int32_t>(a.layout.head_dim);
   const dim3 merge_grid(static_cast<unsigned>(a.n_merges),
                         static_cast<unsigned>((a.query_heads + kMergeWarps - 1) / kMergeWarps));
-  start(merge_kernel<S>, merge_grid, 32 * kMergeWarps, stream, mp);
+  kernels::common::start_kernel(merge_kernel<S>, merge_grid, dim3(32 * kMergeWarps), 0, stream, mp);
   return cudaGetLastError();
 }
 
@@ -122,7 +111,8 @@ cudaError_t append_typed(const AppendLaunch& a, int sm_count, cudaStream_t strea
   constexpr int kAppendThreads = 256;
   const int64_t total = a.n * a.layout.kv_heads * a.layout.head_dim;
   const int64_t blocks = std::min<int64_t>((total + kAppendThreads - 1) / kAppendThreads, int64_t{8} * sm_count);
-  start(append_kernel<T>, static_cast<unsigned>(blocks), kAppendThreads, stream, p);
+  kernels::common::start_kernel(append_kernel<T>, dim3(static_cast<unsigned>(blocks)), dim3(kAppendThreads), 0, stream,
+                                p);
   return cudaGetLastError();
 }
 

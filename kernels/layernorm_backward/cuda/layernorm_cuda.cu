@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "backward_kernel.cuh"
+#include "common/cuda_launch.cuh"
 #include "forward_kernel.cuh"
 #include "layernorm_cuda.cuh"
 
@@ -36,12 +37,8 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 template <class... Params, class... Args>
 void start(void (*kernel)(Params...), int64_t blocks, dim3 block, size_t shared, cudaStream_t stream,
            Args&&... args) {
-#ifdef WARP_EMULATION  // built for the host's warp emulator (tests/support/warp_emulation)
-  (void)stream;
-  warp_emulation::launch(kernel, blocks, block, shared, std::forward<Args>(args)...);
-#else
-  kernel<<<static_cast<unsigned>(blocks), block, shared, stream>>>(std::forward<Args>(args)...);
-#endif
+  kernels::common::start_kernel(kernel, dim3(static_cast<unsigned>(blocks)), block, shared, stream,
+                                std::forward<Args>(args)...);
 }
 
 int pow2_at_least(int64_t n) {

@@ -3,6 +3,7 @@
 #include <climits>
 #include <utility>
 
+#include "common/cuda_launch.cuh"
 #include "softmax_topk_cuda.cuh"
 #include "softmax_topk_kernels.cuh"
 
@@ -29,12 +30,8 @@ size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 // kernel<<<blocks, threads, 0, stream>>>(args...).
 template <class... Params, class... Args>
 void start(void (*kernel)(Params...), unsigned blocks, int threads, cudaStream_t stream, Args&&... args) {
-#ifdef WARP_EMULATION  // built for the host's warp emulator (tests/support/warp_emulation)
-  (void)stream;
-  warp_emulation::launch(kernel, blocks, threads, 0, std::forward<Args>(args)...);
-#else
-  kernel<<<blocks, threads, 0, stream>>>(std::forward<Args>(args)...);
-#endif
+  kernels::common::start_kernel(kernel, dim3(blocks), dim3(static_cast<unsigned>(threads)), 0, stream,
+                                std::forward<Args>(args)...);
 }
 
 }  // namespace

@@ -12,13 +12,13 @@
 #include <cstdio>
 #include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "attention/host/check.h"
 #include "attention/host/data.h"
 #include "harness/challenge_api/challenge.h"
 #include "kernels_on_emulator.h"
+#include "warp_emulation/every_schedule.h"
 
 namespace attention::emulated {
 namespace {
@@ -30,36 +30,22 @@ struct Named {
   AttnCase c;
 };
 
-AttnCase shape(int64_t batch, int64_t heads_q, int64_t heads_kv, int64_t n_q, int64_t n_kv, int64_t dim, bool causal,
-               Data data = Data::normal) {
-  AttnCase c;
-  c.batch = batch;
-  c.heads_q = heads_q;
-  c.heads_kv = heads_kv;
-  c.n_q = n_q;
-  c.n_kv = n_kv;
-  c.dim = dim;
-  c.causal = causal;
-  c.data = data;
-  return c;
-}
-
 // 64-row query tiles and 64-key steps (32 queries a step in the dk/dv
 // kernel): 70 and 133 leave 6- and 5-row tails, 65 a one-row tail.
 std::vector<Named> cases() {
   return {
-      {"tails, dim 40 (float4 loads)", shape(1, 2, 1, 70, 133, 40, false)},
-      {"tails, causal, GQA 2", shape(1, 2, 1, 70, 133, 40, true)},
-      {"GQA 4 over a batch of 2, dim 33 (scalar loads)", shape(2, 4, 1, 17, 65, 33, true)},
-      {"causal with more queries than keys: 60 rows see no key", shape(1, 1, 1, 100, 40, 64, true)},
-      {"one query, 200 keys, dim 32", shape(1, 1, 1, 1, 200, 32, false)},
-      {"one key, dim 96", shape(1, 1, 1, 65, 1, 96, false)},
-      {"dim 128, causal, N = 2^6 + 1", shape(1, 1, 1, 65, 65, 128, true)},
+      {"tails, dim 40 (float4 loads)", AttnCase{1, 2, 1, 70, 133, 40, false}},
+      {"tails, causal, GQA 2", AttnCase{1, 2, 1, 70, 133, 40, true}},
+      {"GQA 4 over a batch of 2, dim 33 (scalar loads)", AttnCase{2, 4, 1, 17, 65, 33, true}},
+      {"causal with more queries than keys: 60 rows see no key", AttnCase{1, 1, 1, 100, 40, 64, true}},
+      {"one query, 200 keys, dim 32", AttnCase{1, 1, 1, 1, 200, 32, false}},
+      {"one key, dim 96", AttnCase{1, 1, 1, 65, 1, 96, false}},
+      {"dim 128, causal, N = 2^6 + 1", AttnCase{1, 1, 1, 65, 65, 128, true}},
       {"max_jumps: the row maximum moves by thousands between key tiles",
-       shape(1, 1, 1, 64, 192, 64, true, Data::max_jumps)},
-      {"one_hot rows", shape(1, 2, 2, 40, 96, 64, false, Data::one_hot)},
-      {"huge v, tiny dout", shape(1, 1, 1, 33, 70, 64, false, Data::huge)},
-      {"tiny v, huge dout", shape(1, 1, 1, 33, 70, 64, true, Data::tiny)},
+       AttnCase{1, 1, 1, 64, 192, 64, true, Data::max_jumps}},
+      {"one_hot rows", AttnCase{1, 2, 2, 40, 96, 64, false, Data::one_hot}},
+      {"huge v, tiny dout", AttnCase{1, 1, 1, 33, 70, 64, false, Data::huge}},
+      {"tiny v, huge dout", AttnCase{1, 1, 1, 33, 70, 64, true, Data::tiny}},
   };
 }
 
@@ -162,32 +148,19 @@ void expect_backward_passes(BackwardFn backward, const Named& named, uint64_t se
 
 constexpr uint64_t kSeed = 20261128;
 
-// Every case under each of the emulator's schedules: in lockstep, and with
-// each warp running ahead of the others (a barrier missing between a
-// tile's last reads and the next tile's loads shows there).
-template <class Check>
-void for_every_schedule(const Check& check) {
-  const std::pair<warp_emulation::Schedule, const char*> schedules[] = {
-      {warp_emulation::Schedule::lockstep, "lockstep"},
-      {warp_emulation::Schedule::warp_by_warp_ascending, "warp by warp, ascending"},
-      {warp_emulation::Schedule::warp_by_warp_descending, "warp by warp, descending"}};
-  for (const auto& [schedule, name] : schedules) {
-    SCOPED_TRACE(name);
-    warp_emulation::set_schedule(schedule);
-    for (const Named& n : cases()) check(n);
-  }
-  warp_emulation::set_schedule(warp_emulation::Schedule::lockstep);
-}
-
 TEST(TensorCoreOnEmulator, TheForwardPassesTheChallengesChecks) {
   Usage usage;
-  for_every_schedule([&](const Named& n) { expect_forward_passes(forward_tensor_core, n, kSeed, usage); });
+  warp_emulation::for_every_schedule([&] {
+    for (const Named& n : cases()) expect_forward_passes(forward_tensor_core, n, kSeed, usage);
+  });
   report_usage("tensor-core forward", usage);
 }
 
 TEST(TensorCoreOnEmulator, TheBackwardPassesTheChallengesChecks) {
   Usage usage;
-  for_every_schedule([&](const Named& n) { expect_backward_passes(backward_tensor_core, n, kSeed, usage); });
+  warp_emulation::for_every_schedule([&] {
+    for (const Named& n : cases()) expect_backward_passes(backward_tensor_core, n, kSeed, usage);
+  });
   report_usage("tensor-core backward", usage);
 }
 
@@ -195,8 +168,8 @@ TEST(TensorCoreOnEmulator, TheBackwardPassesTheChallengesChecks) {
 // 192 and 256.
 std::vector<Named> wide_cases() {
   return {
-      {"dim 160, causal, tails", shape(1, 2, 1, 70, 77, 160, true)},
-      {"dim 256, max_jumps", shape(1, 1, 1, 33, 130, 256, false, Data::max_jumps)},
+      {"dim 160, causal, tails", AttnCase{1, 2, 1, 70, 77, 160, true}},
+      {"dim 256, max_jumps", AttnCase{1, 1, 1, 33, 130, 256, false, Data::max_jumps}},
   };
 }
 
@@ -210,13 +183,17 @@ TEST(SimtOnEmulator, DimsPastTheTensorCoresPassTheChallengesChecks) {
 
 TEST(SimtOnEmulator, TheForwardPassesTheChallengesChecks) {
   Usage usage;
-  for_every_schedule([&](const Named& n) { expect_forward_passes(forward_simt, n, kSeed, usage); });
+  warp_emulation::for_every_schedule([&] {
+    for (const Named& n : cases()) expect_forward_passes(forward_simt, n, kSeed, usage);
+  });
   report_usage("SIMT forward", usage);
 }
 
 TEST(SimtOnEmulator, TheBackwardPassesTheChallengesChecks) {
   Usage usage;
-  for_every_schedule([&](const Named& n) { expect_backward_passes(backward_simt, n, kSeed, usage); });
+  warp_emulation::for_every_schedule([&] {
+    for (const Named& n : cases()) expect_backward_passes(backward_simt, n, kSeed, usage);
+  });
   report_usage("SIMT backward", usage);
 }
 

@@ -24,6 +24,7 @@
 #include "harness/core/error_metrics.h"
 #include "kv_cache/attention_reference.h"
 #include "kv_cache/cuda/paged_cache_cuda.cuh"
+#include "warp_emulation/every_schedule.h"
 
 namespace kvcache::emulated {
 namespace {
@@ -162,20 +163,13 @@ void run_workload(Format format, int64_t head_dim, int64_t query_heads, int64_t 
 }
 
 TEST(PagedCacheOnEmulator, Fp32AndFp16AttendsPassTheChallengesToleranceUnderEverySchedule) {
-  const std::pair<warp_emulation::Schedule, const char*> schedules[] = {
-      {warp_emulation::Schedule::lockstep, "lockstep"},
-      {warp_emulation::Schedule::warp_by_warp_ascending, "warp by warp, ascending"},
-      {warp_emulation::Schedule::warp_by_warp_descending, "warp by warp, descending"}};
-  for (const auto& [schedule, name] : schedules) {
-    SCOPED_TRACE(name);
-    warp_emulation::set_schedule(schedule);
+  warp_emulation::for_every_schedule([] {
     for (const Format format : {Format::fp32, Format::fp16}) {
       SCOPED_TRACE(format == Format::fp32 ? "fp32" : "fp16");
       run_workload(format, 64, 8, 2);
       run_workload(format, 128, 4, 4);
     }
-  }
-  warp_emulation::set_schedule(warp_emulation::Schedule::lockstep);
+  });
 }
 
 }  // namespace

@@ -9,33 +9,24 @@
 #include <gtest/gtest.h>
 
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "harness/challenge_api/challenge.h"
 #include "kernels_on_emulator.h"
 #include "layernorm_backward/host/check.h"
 #include "layernorm_backward/host/data.h"
+#include "warp_emulation/every_schedule.h"
 
 namespace layernorm::emulated {
 namespace {
 
 Tolerances configured_tolerances() { return harness::find_challenge("layernorm_backward").element_tolerances(); }
 
-LnCase ln(int64_t rows, int64_t dim, Data data, double amount = 0) {
-  LnCase c;
-  c.rows = rows;
-  c.dim = dim;
-  c.data = data;
-  c.amount = amount;
-  return c;
-}
-
 std::vector<LnCase> cases() {
   return {
-      ln(7, 1, Data::normal),    ln(33, 3, Data::normal),        ln(9, 64, Data::zero),
-      ln(40, 768, Data::normal), ln(5, 1000, Data::offset, 1e4), ln(3, 4099, Data::tiny),
-      ln(4, 4096, Data::huge),   ln(2, 20000, Data::scaled),     ln(3, 17000, Data::constant),
+      LnCase{7, 1, Data::normal},    LnCase{33, 3, Data::normal},        LnCase{9, 64, Data::zero},
+      LnCase{40, 768, Data::normal}, LnCase{5, 1000, Data::offset, 1e4}, LnCase{3, 4099, Data::tiny},
+      LnCase{4, 4096, Data::huge},   LnCase{2, 20000, Data::scaled},     LnCase{3, 17000, Data::constant},
   };
 }
 
@@ -64,18 +55,11 @@ void expect_passes(const LnCase& c, uint64_t seed, int sm_count) {
 }
 
 TEST(LayernormOnEmulator, ForwardAndBackwardPassTheChallengesChecksUnderEverySchedule) {
-  const std::pair<warp_emulation::Schedule, const char*> schedules[] = {
-      {warp_emulation::Schedule::lockstep, "lockstep"},
-      {warp_emulation::Schedule::warp_by_warp_ascending, "warp by warp, ascending"},
-      {warp_emulation::Schedule::warp_by_warp_descending, "warp by warp, descending"}};
-  for (const auto& [schedule, name] : schedules) {
-    SCOPED_TRACE(name);
-    warp_emulation::set_schedule(schedule);
-    // Two multiprocessors: the backward's rows spread over few blocks, each
-    // block summing many rows into its partial row.
+  // Two multiprocessors: the backward's rows spread over few blocks, each
+  // block summing many rows into its partial row.
+  warp_emulation::for_every_schedule([] {
     for (const LnCase& c : cases()) expect_passes(c, 20261128, 2);
-  }
-  warp_emulation::set_schedule(warp_emulation::Schedule::lockstep);
+  });
 }
 
 }  // namespace

@@ -9,13 +9,13 @@
 #include <gtest/gtest.h>
 
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "harness/challenge_api/challenge.h"
 #include "kernels_on_emulator.h"
 #include "softmax_topk/host/check.h"
 #include "softmax_topk/host/data.h"
+#include "warp_emulation/every_schedule.h"
 
 namespace softmax_topk::emulated {
 namespace {
@@ -31,29 +31,19 @@ struct Shape {
   std::string path;  // the plan it must take
 };
 
-TopkCase topk(int64_t rows, int64_t vocab, int64_t k, Data data, double amount = 0) {
-  TopkCase c;
-  c.rows = rows;
-  c.vocab = vocab;
-  c.k = k;
-  c.data = data;
-  c.amount = amount;
-  return c;
-}
-
 std::vector<Shape> shapes() {
   constexpr int kManySms = 132;
   return {
-      {topk(9, 1000, 10, Data::normal), kManySms, "warp rows"},
-      {topk(5, 4096, 64, Data::ties), kManySms, "warp rows"},
-      {topk(3, 37, 37, Data::masked, 0.9), kManySms, "warp rows"},
-      {topk(4, 3000, 20, Data::cluster_warp), kManySms, "warp rows"},
-      {topk(2, 10000, 100, Data::dominant_late, 30), kManySms, "block rows"},
-      {topk(2, 9000, 1024, Data::tile_ties), kManySms, "block rows"},
-      {topk(2, 12000, 300, Data::masked_first_tile), kManySms, "block rows"},
-      {topk(2, 5000, 65, Data::descending), kManySms, "block rows"},
-      {topk(1, 70000, 50, Data::cluster_tile), 8, "4 segments a row, merged"},
-      {topk(2, 66000, 200, Data::offset, 85), 8, "4 segments a row, merged"},
+      {TopkCase{9, 1000, 10, Data::normal}, kManySms, "warp rows"},
+      {TopkCase{5, 4096, 64, Data::ties}, kManySms, "warp rows"},
+      {TopkCase{3, 37, 37, Data::masked, 0.9}, kManySms, "warp rows"},
+      {TopkCase{4, 3000, 20, Data::cluster_warp}, kManySms, "warp rows"},
+      {TopkCase{2, 10000, 100, Data::dominant_late, 30}, kManySms, "block rows"},
+      {TopkCase{2, 9000, 1024, Data::tile_ties}, kManySms, "block rows"},
+      {TopkCase{2, 12000, 300, Data::masked_first_tile}, kManySms, "block rows"},
+      {TopkCase{2, 5000, 65, Data::descending}, kManySms, "block rows"},
+      {TopkCase{1, 70000, 50, Data::cluster_tile}, 8, "4 segments a row, merged"},
+      {TopkCase{2, 66000, 200, Data::offset, 85}, 8, "4 segments a row, merged"},
   };
 }
 
@@ -76,16 +66,9 @@ void expect_passes(const Shape& s, uint64_t seed) {
 }
 
 TEST(SoftmaxTopkOnEmulator, EveryPathPassesTheChallengesCheckUnderEverySchedule) {
-  const std::pair<warp_emulation::Schedule, const char*> schedules[] = {
-      {warp_emulation::Schedule::lockstep, "lockstep"},
-      {warp_emulation::Schedule::warp_by_warp_ascending, "warp by warp, ascending"},
-      {warp_emulation::Schedule::warp_by_warp_descending, "warp by warp, descending"}};
-  for (const auto& [schedule, name] : schedules) {
-    SCOPED_TRACE(name);
-    warp_emulation::set_schedule(schedule);
+  warp_emulation::for_every_schedule([] {
     for (const Shape& s : shapes()) expect_passes(s, 20261128);
-  }
-  warp_emulation::set_schedule(warp_emulation::Schedule::lockstep);
+  });
 }
 
 }  // namespace
