@@ -55,12 +55,9 @@ __global__ void __launch_bounds__(kThreads) dkv_kernel(const BackwardArgs a) {
   float* const d_s = smem + T::kD;
   const int tx = threadIdx.x % kSide, ty = threadIdx.x / kSide;
 
-  // The first key tiles first: under the causal mask they are seen most.
-  const int tiles = (g.n_kv + T::kKeys - 1) / T::kKeys;
-  const int tile = static_cast<int>(blockIdx.x % tiles);
-  const int64_t bkv = blockIdx.x / tiles;  // batch * heads_kv + kv head
-  const int64_t bh0 = bkv / g.heads_kv * g.heads_q + bkv % g.heads_kv * g.group;
-  const int k0 = tile * T::kKeys;
+  const KeyTile block = key_tile_of_block(g, T::kKeys);
+  const int k0 = block.k0;
+  const int64_t bkv = block.bkv, bh0 = block.bh0;
   const int q_begin = query_begin(g, k0) / T::kQueries * T::kQueries;
 
   load_tile<T::kKeys, DP>(a.k + bkv * g.n_kv * g.dim, k0, g.n_kv, g.dim, g.vec4, ks);

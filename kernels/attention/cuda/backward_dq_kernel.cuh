@@ -47,12 +47,9 @@ __global__ void __launch_bounds__(kThreads) dq_kernel(const BackwardArgs a) {
   float* const d_s = smem + T::kD;
   const int tx = threadIdx.x % kSide, ty = threadIdx.x / kSide;
 
-  // The last tiles first, as in the forward.
-  const int tiles = (g.n_q + T::kQueries - 1) / T::kQueries;
-  const int tile = tiles - 1 - static_cast<int>(blockIdx.x % tiles);
-  const int64_t bh = blockIdx.x / tiles;  // batch * heads_q + query head
-  const int64_t bkv = bh / g.heads_q * g.heads_kv + bh % g.heads_q / g.group;
-  const int q0 = tile * T::kQueries;
+  const QueryTile block = query_tile_of_block(g, T::kQueries);
+  const int q0 = block.q0;
+  const int64_t bh = block.bh, bkv = block.bkv;
   const float* const k = a.k + bkv * g.n_kv * g.dim;
   const float* const v = a.v + bkv * g.n_kv * g.dim;
   const int kv_end = key_end(g, q0, T::kQueries);

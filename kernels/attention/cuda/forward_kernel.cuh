@@ -39,13 +39,9 @@ __global__ void __launch_bounds__(kThreads) forward_kernel(const ForwardArgs a) 
   float* const ps = smem + T::kP;
   const int tx = threadIdx.x % kSide, ty = threadIdx.x / kSide;
 
-  // The last tiles first: under the causal mask they see the most keys, and
-  // the grid's tail then holds the short ones.
-  const int tiles = (g.n_q + T::kQueries - 1) / T::kQueries;
-  const int tile = tiles - 1 - static_cast<int>(blockIdx.x % tiles);
-  const int64_t bh = blockIdx.x / tiles;  // batch * heads_q + query head
-  const int64_t bkv = bh / g.heads_q * g.heads_kv + bh % g.heads_q / g.group;
-  const int q0 = tile * T::kQueries;
+  const QueryTile block = query_tile_of_block(g, T::kQueries);
+  const int q0 = block.q0;
+  const int64_t bh = block.bh, bkv = block.bkv;
   const float* const k = a.k + bkv * g.n_kv * g.dim;
   const float* const v = a.v + bkv * g.n_kv * g.dim;
   const int kv_end = key_end(g, q0, T::kQueries);

@@ -79,6 +79,23 @@ __device__ __forceinline__ QueryTile query_tile_of_block(const Geometry& g, int 
   return QueryTile{tile * rows, bh, bh / g.heads_q * g.heads_kv + bh % g.heads_q / g.group};
 }
 
+// The tile of `rows` keys of this block, in a grid of one block per
+// (batch, kv head, key tile) that takes the first tiles first (under the
+// causal mask they are seen most): its first key, batch * heads_kv + its kv
+// head, and batch * heads_q + the first query head of that kv head's group.
+struct KeyTile {
+  int k0;
+  int64_t bkv;
+  int64_t bh0;
+};
+
+__device__ __forceinline__ KeyTile key_tile_of_block(const Geometry& g, int rows) {
+  const int tiles = (g.n_kv + rows - 1) / rows;
+  const int tile = static_cast<int>(blockIdx.x % tiles);
+  const int64_t bkv = blockIdx.x / tiles;
+  return KeyTile{tile * rows, bkv, bkv / g.heads_kv * g.heads_q + bkv % g.heads_kv * g.group};
+}
+
 // Query i sees key j: both inside the tensors (tiles run past their ends)
 // and, under the causal mask, j <= i + n_kv - n_q, written so that nothing
 // overflows.
