@@ -172,8 +172,8 @@ std::string block_name() {
 
 std::string where(const Launch& l) {
   const int t = l.current;
-  return block_name() + ", thread " + std::to_string(t) + " (warp " +
-         std::to_string(t / kWarpSize) + ", lane " + std::to_string(t % kWarpSize) + ")";
+  return block_name() + ", thread " + std::to_string(t) + " (warp " + std::to_string(t / kWarpSize) + ", lane " +
+         std::to_string(t % kWarpSize) + ")";
 }
 
 [[noreturn]] void fail_in_kernel(const std::string& why) {
@@ -476,11 +476,10 @@ void run_grid(uintptr_t kernel, dim3 grid, dim3 block, size_t shared_bytes, cons
   };
   if (g_launch != nullptr) return refuse(cudaErrorLaunchFailure, "a launch from device code (not emulated)");
   if (threads < 1 || threads > kMaxThreadsPerBlock || grid.x > INT_MAX || grid.y > 65535 || grid.z > 65535)
-    return refuse(cudaErrorInvalidConfiguration, "a grid of " + std::to_string(grid.x) + " x " +
-                                                     std::to_string(grid.y) + " x " + std::to_string(grid.z) +
-                                                     " blocks of " + std::to_string(block.x) + " x " +
-                                                     std::to_string(block.y) + " x " + std::to_string(block.z) +
-                                                     " threads");
+    return refuse(cudaErrorInvalidConfiguration,
+                  "a grid of " + std::to_string(grid.x) + " x " + std::to_string(grid.y) + " x " +
+                      std::to_string(grid.z) + " blocks of " + std::to_string(block.x) + " x " +
+                      std::to_string(block.y) + " x " + std::to_string(block.z) + " threads");
   const auto opt_in = g_shared_opt_in.find(kernel);
   const size_t allowed =
       std::max(kDefaultDynamicSharedBytes, opt_in == g_shared_opt_in.end() ? size_t{0} : opt_in->second);
