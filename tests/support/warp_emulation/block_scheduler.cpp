@@ -16,9 +16,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <string>
@@ -81,9 +83,10 @@ class Stacks {
   explicit Stacks(int count) : count_(count), page_(static_cast<size_t>(sysconf(_SC_PAGESIZE))) {
     void* p =
         mmap(nullptr, slot() * count_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) std::abort();
+    if (p == MAP_FAILED) die("mmap of the fiber stacks", slot() * count_);
     memory_ = static_cast<char*>(p);
-    for (int i = 0; i < count_; ++i) mprotect(memory_ + slot() * i, page_, PROT_NONE);
+    for (int i = 0; i < count_; ++i)
+      if (mprotect(memory_ + slot() * i, page_, PROT_NONE) != 0) die("mprotect of a stack's guard page", page_);
   }
   ~Stacks() { munmap(memory_, slot() * count_); }
   Stacks(const Stacks&) = delete;
@@ -92,6 +95,10 @@ class Stacks {
 
  private:
   size_t slot() const { return page_ + kStackBytes; }
+  [[noreturn]] static void die(const char* call, size_t bytes) {
+    std::fprintf(stderr, "warp emulation: %s (%zu bytes) failed: %s\n", call, bytes, std::strerror(errno));
+    std::abort();
+  }
   int count_;
   size_t page_;
   char* memory_ = nullptr;
