@@ -211,9 +211,8 @@ void resume(Launch& l, int t) {
   swapcontext(&l.scheduler, &th.context);
   finish_switch(l.scheduler_fake_stack, nullptr, nullptr);
   // The stack is makecontext's business alone. AddressSanitizer's
-  // swapcontext clears the shadow of the stack a context names, a
-  // megabyte's worth at every switch into the fiber: once, at its start,
-  // is enough.
+  // swapcontext clears the shadow of the whole stack a context names at
+  // every switch into the fiber: once, at its start, is enough.
   th.context.uc_stack.ss_sp = nullptr;
   th.context.uc_stack.ss_size = 0;
   l.current = -1;
