@@ -169,13 +169,8 @@ __global__ void __launch_bounds__(TensorCoreDqTiles<DP>::kThreads) dq_tensor_cor
   for (int h = 0; h < 2; ++h) {
     const int row = q0 + local0 + 8 * h;
     if (row >= g.n_q) continue;
-    float* const out_row = out + static_cast<int64_t>(row) * g.dim;
-#pragma unroll
-    for (int n = 0; n < kOutTiles; ++n) {
-      const int col = 8 * n + mma::c_col(lane, 0);
-      if (col < g.dim) out_row[col] = dq[n][2 * h] * g.scale;
-      if (col + 1 < g.dim) out_row[col + 1] = dq[n][2 * h + 1] * g.scale;
-    }
+    mma::store_c_row(dq, h, lane, g.dim, out + static_cast<int64_t>(row) * g.dim,
+                     [&](float x) { return x * g.scale; });
   }
 }
 
@@ -266,20 +261,9 @@ __global__ void __launch_bounds__(TensorCoreDkvTiles<DP>::kThreads) dkv_tensor_c
   for (int h = 0; h < 2; ++h) {
     const int key = key0 + 8 * h;
     if (key >= g.n_kv) continue;
-    float* const dk_row = dk_out + static_cast<int64_t>(key) * g.dim;
-    float* const dv_row = dv_out + static_cast<int64_t>(key) * g.dim;
-#pragma unroll
-    for (int n = 0; n < kOutTiles; ++n) {
-      const int col = 8 * n + mma::c_col(lane, 0);
-      if (col < g.dim) {
-        dk_row[col] = dk[n][2 * h] * g.scale;
-        dv_row[col] = dv[n][2 * h];
-      }
-      if (col + 1 < g.dim) {
-        dk_row[col + 1] = dk[n][2 * h + 1] * g.scale;
-        dv_row[col + 1] = dv[n][2 * h + 1];
-      }
-    }
+    mma::store_c_row(dk, h, lane, g.dim, dk_out + static_cast<int64_t>(key) * g.dim,
+                     [&](float x) { return x * g.scale; });
+    mma::store_c_row(dv, h, lane, g.dim, dv_out + static_cast<int64_t>(key) * g.dim, [](float x) { return x; });
   }
 }
 

@@ -152,13 +152,8 @@ __global__ void __launch_bounds__(TensorCoreForwardTiles<DP>::kThreads)
     if (row >= g.n_q) continue;
     // l = 0 exactly when the row saw no key (else its max term is exp(0)).
     const bool seen = l[h] > 0.0f;
-    float* const out_row = out + static_cast<int64_t>(row) * g.dim;
-#pragma unroll
-    for (int n = 0; n < kOutTiles; ++n) {
-      const int col = 8 * n + mma::c_col(lane, 0);
-      if (col < g.dim) out_row[col] = seen ? o[n][2 * h] / l[h] : 0.0f;
-      if (col + 1 < g.dim) out_row[col + 1] = seen ? o[n][2 * h + 1] / l[h] : 0.0f;
-    }
+    mma::store_c_row(o, h, lane, g.dim, out + static_cast<int64_t>(row) * g.dim,
+                     [&](float x) { return seen ? x / l[h] : 0.0f; });
     if (lane % 4 == 0) lse[row] = seen ? m[h] + logf(l[h]) : -INFINITY;
   }
 }

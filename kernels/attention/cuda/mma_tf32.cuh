@@ -109,6 +109,19 @@ __device__ __forceinline__ void c_as_a(const float (&c)[4], int lane, float (&a)
   }
 }
 
+// Row g + 8 h of a warp's C tiles [16 x 8 TILES] (g = lane / 4, h 0 or
+// 1) into out_row, columns below dim, each value as f makes it.
+template <int TILES, class F>
+__device__ __forceinline__ void store_c_row(const float (&c)[TILES][4], int h, int lane, int dim, float* out_row,
+                                            F f) {
+#pragma unroll
+  for (int n = 0; n < TILES; ++n) {
+    const int col = 8 * n + c_col(lane, 0);
+    if (col < dim) out_row[col] = f(c[n][2 * h]);
+    if (col + 1 < dim) out_row[col + 1] = f(c[n][2 * h + 1]);
+  }
+}
+
 }  // namespace attention::cuda::mma
 
 #endif  // ATTENTION_CUDA_MMA_TF32_CUH
