@@ -102,7 +102,7 @@ class CudaTwin : public DeviceTwin {
           "cudaMemcpy of the scattered words' values", what_);
     const unsigned blocks = static_cast<unsigned>(std::min<size_t>((n + 255) / 256, 4096));
 #ifdef WARP_EMULATION  // built for the host's warp emulator (tests/support/warp_emulation)
-    warp_emulation::launch(scatter_words, blocks, 256, 0, static_cast<unsigned long long*>(memory_), device_index,
+    warp_emulation::launch(scatter_words, dim3(blocks), dim3(256), 0, static_cast<unsigned long long*>(memory_), device_index,
                            device_value, n);
 #else
     scatter_words<<<blocks, 256>>>(static_cast<unsigned long long*>(memory_), device_index, device_value, n);

@@ -28,8 +28,8 @@ struct Outcome {
 };
 
 template <class Kernel>
-Outcome run(Kernel kernel, int64_t blocks, int threads, size_t shared, const Args& args) {
-  warp_emulation::launch(kernel, blocks, threads, shared, args);
+Outcome run(Kernel kernel, unsigned blocks, unsigned threads, size_t shared, const Args& args) {
+  warp_emulation::launch(kernel, dim3(blocks), dim3(threads), shared, args);
   const cudaError_t error = cudaGetLastError();
   return Outcome{error, warp_emulation::last_failure()};
 }

@@ -91,16 +91,6 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_byte
   run_grid(reinterpret_cast<uintptr_t>(kernel), grid, block, shared_bytes, [&] { std::apply(kernel, params); });
 }
 
-// A grid of `blocks` in x (at most 2^31 - 1, as on the device).
-template <class... Params, class... Args>
-void launch(void (*kernel)(Params...), int64_t blocks, dim3 block, size_t shared_bytes, Args&&... args) {
-  if (blocks < 0 || blocks > INT32_MAX) {
-    run_grid(reinterpret_cast<uintptr_t>(kernel), dim3(0xffffffffu), block, shared_bytes, [] {});
-    return;
-  }
-  launch(kernel, dim3(static_cast<unsigned>(blocks)), block, shared_bytes, std::forward<Args>(args)...);
-}
-
 }  // namespace warp_emulation
 
 template <class... Params>
