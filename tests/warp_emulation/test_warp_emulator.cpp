@@ -1,14 +1,16 @@
 // The warp emulator itself: shuffles, votes, barrier counts and atomics
 // give the hardware's answers; __syncthreads orders a block's threads (and its absence
 // shows); lanes that part ways at a warp collective, a trap, a read of
-// shared memory no thread wrote and a write past the launch's shared memory
-// each end the launch with a message that says where; and the runtime's
+// shared memory no thread wrote (each block's is NaN), a write past the
+// launch's shared memory and an exception each end the launch with a
+// message that says where; and the runtime's
 // rule on dynamic shared memory past 48 KiB holds.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -226,6 +228,40 @@ TEST(WarpEmulator, AWritePastTheLaunchsSharedMemoryEndsTheLaunch) {
   const Outcome past = run(write_one_past, 2, 32, 1024, Args{nullptr, 256});
   EXPECT_EQ(past.error, cudaErrorLaunchFailure);
   EXPECT_EQ(past.failure, "block 0 wrote shared memory at byte 1024, past the launch's 1024");
+  // Far past it: looked for once the launch is done, not after each block.
+  const Outcome far = run(write_one_past, 2, 32, 1024, Args{nullptr, 256 + 4096});
+  EXPECT_EQ(far.error, cudaErrorLaunchFailure);
+  EXPECT_EQ(far.failure, "a block wrote shared memory at byte 17408, past the launch's 1024");
+}
+
+// Each block reads its first shared word before it writes it.
+__global__ void read_then_write_shared(const Args a) {
+  if (threadIdx.x == 0) {
+    a.out[blockIdx.x] = shared_floats()[0];
+    shared_floats()[0] = 1.0f;
+  }
+}
+
+TEST(WarpEmulator, EveryBlockFindsItsSharedMemoryNaNNotWhatTheLastBlockLeft) {
+  std::vector<float> out(3, 0.0f);
+  const Outcome o = run(read_then_write_shared, 3, 32, 64, Args{out.data(), 3});
+  ASSERT_EQ(o.error, cudaSuccess) << o.failure;
+  for (int b = 0; b < 3; ++b) EXPECT_TRUE(std::isnan(out[b])) << "block " << b << " read " << out[b];
+}
+
+// An exception unwinds the thread's own stack, and ends the launch.
+__global__ void throw_in_one_thread(const Args a) {
+  if (blockIdx.x == 1 && threadIdx.x == 5) throw std::runtime_error("a bad index");
+  a.out[threadIdx.x] = 1;
+}
+
+TEST(WarpEmulator, AnExceptionInDeviceCodeEndsTheLaunchAtItsThread) {
+  std::vector<float> out(32);
+  const Outcome o = run(throw_in_one_thread, 2, 32, 0, Args{out.data(), 32});
+  EXPECT_EQ(o.error, cudaErrorLaunchFailure);
+  EXPECT_EQ(o.failure, "an exception (a bad index) in block 1, thread 5 (warp 0, lane 5)");
+  const Outcome again = run(reverse_and_butterfly, 1, 32, 0, Args{std::vector<float>(64).data(), 32});
+  EXPECT_EQ(again.error, cudaSuccess) << "the launch after it: " << again.failure;
 }
 
 __global__ void nothing(const Args) {}

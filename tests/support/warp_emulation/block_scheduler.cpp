@@ -1,5 +1,5 @@
 // The warp emulator's scheduler: a launch runs block by block; each thread
-// of a block is a fiber (ucontext) on a stack of its own, resumed in turn
+// of a block is a fiber (fiber.h) on a stack of its own, resumed in turn
 // until it waits at a collective. A warp's collective proceeds once all 32
 // lanes wait at the same one (the same kind, their same count of
 // collectives so far); __syncthreads once every thread that has not exited
@@ -12,7 +12,6 @@
 // writes the other slot, and cannot reach a third before every lane has
 // read the first.
 #include <sys/mman.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,9 +22,11 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "warp_emulation/fiber.h"
 #include "warp_emulation/mma_model.h"
 #include "warp_emulation/stand_in/cuda_runtime.h"
 
@@ -37,6 +38,7 @@
 #endif
 #endif
 #ifdef WARP_EMULATION_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -63,7 +65,7 @@ const char* name_of(Collective c) {
 }
 
 struct Thread {
-  ucontext_t context{};
+  Fiber fiber;
   State state = State::runnable;
   bool barrier_predicate = false;  // its __syncthreads_count's
   Collective collective = Collective::shuffle;
@@ -89,6 +91,10 @@ class Stacks {
       if (mprotect(memory_ + slot() * i, page_, PROT_NONE) != 0) die("mprotect of a stack's guard page", page_);
   }
   ~Stacks() { munmap(memory_, slot() * count_); }
+  int count() const { return count_; }
+  // Gives the pages back: what a launch left on its threads' stacks is not
+  // the memory of the code that launched it.
+  void release() { madvise(memory_, slot() * count_, MADV_DONTNEED); }
   Stacks(const Stacks&) = delete;
   Stacks& operator=(const Stacks&) = delete;
   char* base(int i) const { return memory_ + slot() * i + page_; }
@@ -104,14 +110,26 @@ class Stacks {
   char* memory_ = nullptr;
 };
 
+// One set of stacks serves every launch, grown to the largest block so far:
+// mapping and guarding a stack per thread at each launch cost more than
+// small launches' work.
+Stacks& stacks_for(int threads) {
+  static std::unique_ptr<Stacks> stacks;
+  if (!stacks || stacks->count() < threads) {
+    stacks.reset();
+    stacks = std::make_unique<Stacks>(threads);
+  }
+  return *stacks;
+}
+
 struct Launch {
   explicit Launch(int n, const std::function<void()>& kernel_body)
-      : body(kernel_body), threads(n), warps((n + kWarpSize - 1) / kWarpSize), stacks(n) {}
+      : body(kernel_body), threads(n), warps((n + kWarpSize - 1) / kWarpSize), stacks(stacks_for(n)) {}
   const std::function<void()>& body;
   std::vector<Thread> threads;
   std::vector<Warp> warps;
-  Stacks stacks;
-  ucontext_t scheduler{};
+  Stacks& stacks;
+  Fiber scheduler;
   int current = -1;
   std::string failure;
   int barrier_count = 0;  // of the barrier last released
@@ -125,8 +143,19 @@ Schedule g_schedule = Schedule::lockstep;
 std::string g_last_failure;
 cudaError_t g_last_error = cudaSuccess;
 std::map<uintptr_t, size_t> g_shared_opt_in;
-alignas(16) unsigned char g_shared[kMaxDynamicSharedBytes];
-constexpr size_t g_shared_bytes = sizeof g_shared;
+constexpr size_t g_shared_bytes = kMaxDynamicSharedBytes;
+// Mapped, not static: its pages go back after each launch, as the stacks'.
+unsigned char* const g_shared = [] {
+  void* p = mmap(nullptr, g_shared_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    std::fprintf(stderr, "warp emulation: mmap of %zu bytes of shared memory failed: %s\n", g_shared_bytes,
+                 std::strerror(errno));
+    std::abort();
+  }
+  return static_cast<unsigned char*>(p);
+}();
+// Checked after each block, past the launch's dynamic shared memory.
+constexpr size_t kSharedWatchBytes = 4096;
 
 // AddressSanitizer follows a switch of stacks only when told of it.
 void start_switch(void** fake_stack_save, const void* bottom, size_t size) {
@@ -158,14 +187,14 @@ void wait_for_scheduler() {
   Launch& l = *g_launch;
   Thread& t = l.threads[l.current];
   start_switch(&t.fake_stack, l.scheduler_stack_bottom, l.scheduler_stack_size);
-  swapcontext(&t.context, &l.scheduler);
+  switch_fiber(t.fiber, l.scheduler);
   finish_switch(t.fake_stack, &l.scheduler_stack_bottom, &l.scheduler_stack_size);
 }
 
 [[noreturn]] void leave_for_good() {
   Launch& l = *g_launch;
   start_switch(nullptr, l.scheduler_stack_bottom, l.scheduler_stack_size);
-  setcontext(&l.scheduler);
+  switch_fiber(l.threads[l.current].fiber, l.scheduler);
   std::abort();
 }
 
@@ -208,13 +237,8 @@ void resume(Launch& l, int t) {
   threadIdx = uint3{linear % blockDim.x, linear / blockDim.x % blockDim.y, linear / (blockDim.x * blockDim.y)};
   Thread& th = l.threads[t];
   start_switch(&l.scheduler_fake_stack, l.stacks.base(t), kStackBytes);
-  swapcontext(&l.scheduler, &th.context);
+  switch_fiber(l.scheduler, th.fiber);
   finish_switch(l.scheduler_fake_stack, nullptr, nullptr);
-  // The stack is makecontext's business alone. AddressSanitizer's
-  // swapcontext clears the shadow of the whole stack a context names at
-  // every switch into the fiber: once, at its start, is enough.
-  th.context.uc_stack.ss_sp = nullptr;
-  th.context.uc_stack.ss_size = 0;
   l.current = -1;
 }
 
@@ -300,16 +324,16 @@ bool run_warp(Launch& l, int first) {
   return true;
 }
 
-// A fresh fiber for thread t, to start at thread_main. Apart from the loop
-// that calls it: getcontext returns twice, as far as the compiler knows.
+// A fresh fiber for thread t, to start at thread_main. Under
+// AddressSanitizer its stack is unpoisoned first: a thread that failed left
+// its frames' redzones behind, and the stack serves the next block.
 void start_fiber(Launch& l, int t) {
   Thread& th = l.threads[t];
   th = Thread{};
-  getcontext(&th.context);
-  th.context.uc_stack.ss_sp = l.stacks.base(t);
-  th.context.uc_stack.ss_size = kStackBytes;
-  th.context.uc_link = nullptr;
-  makecontext(&th.context, thread_main, 0);
+#ifdef WARP_EMULATION_ASAN
+  __asan_unpoison_memory_region(l.stacks.base(t), kStackBytes);
+#endif
+  prepare_fiber(th.fiber, l.stacks.base(t), kStackBytes, thread_main);
 }
 
 // Runs one block to its end; false when it failed (l.failure says why).
@@ -497,19 +521,34 @@ void run_grid(uintptr_t kernel, dim3 grid, dim3 block, size_t shared_bytes, cons
   g_launch = &l;
   blockDim = block;
   gridDim = grid;
+  // Dynamic shared memory is NaN (bytes 0xff) before each block. A write
+  // past the launch's share is looked for just past it after each block,
+  // where an off-by-one lands, and anywhere past it once at the launch's
+  // end: refilling and scanning all of it per block made grids of many
+  // blocks slow.
+  const auto written = [](size_t begin, size_t end) {
+    const auto past = std::find_if(g_shared + begin, g_shared + end, [](unsigned char byte) { return byte != 0xff; });
+    return past == g_shared + end ? size_t{0} : static_cast<size_t>(past - g_shared) + 1;
+  };
+  const auto wrote_past = [&](const std::string& who, size_t at_plus_one) {
+    return who + " wrote shared memory at byte " + std::to_string(at_plus_one - 1) + ", past the launch's " +
+           std::to_string(shared_bytes);
+  };
+  const size_t watched_end = std::min(g_shared_bytes, shared_bytes + kSharedWatchBytes);
+  std::fill(g_shared, g_shared + g_shared_bytes, static_cast<unsigned char>(0xff));
   for (int64_t b = 0; b < blocks && l.failure.empty(); ++b) {
     const auto linear = static_cast<unsigned>(b);
     blockIdx = uint3{linear % grid.x, linear / grid.x % grid.y, linear / (grid.x * grid.y)};
-    std::fill(g_shared, g_shared + g_shared_bytes, static_cast<unsigned char>(0xff));
+    std::fill(g_shared, g_shared + shared_bytes, static_cast<unsigned char>(0xff));
     if (!run_block(l)) continue;
-    const auto past = std::find_if(g_shared + shared_bytes, g_shared + g_shared_bytes,
-                                   [](unsigned char byte) { return byte != 0xff; });
-    if (past != g_shared + g_shared_bytes) {
-      l.failure = block_name() + " wrote shared memory at byte " + std::to_string(past - g_shared) +
-                  ", past the launch's " + std::to_string(shared_bytes);
-    }
+    if (const size_t at = written(shared_bytes, watched_end)) l.failure = wrote_past(block_name(), at);
+  }
+  if (l.failure.empty()) {
+    if (const size_t at = written(watched_end, g_shared_bytes)) l.failure = wrote_past("a block", at);
   }
   g_launch = nullptr;
+  l.stacks.release();
+  madvise(g_shared, g_shared_bytes, MADV_DONTNEED);
   if (!l.failure.empty()) refuse(cudaErrorLaunchFailure, l.failure);
 }
 
