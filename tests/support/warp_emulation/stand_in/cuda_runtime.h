@@ -31,7 +31,11 @@ struct CUstream_st;
 using cudaStream_t = CUstream_st*;
 
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
-enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
+enum cudaDeviceAttr {
+  cudaDevAttrMultiProcessorCount = 16,
+  cudaDevAttrComputeCapabilityMajor = 75,
+  cudaDevAttrMaxSharedMemoryPerBlockOptin = 97
+};
 enum cudaMemcpyKind {
   cudaMemcpyHostToHost = 0,
   cudaMemcpyHostToDevice = 1,
@@ -91,6 +95,26 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_byte
   run_grid(reinterpret_cast<uintptr_t>(kernel), grid, block, shared_bytes, [&] { std::apply(kernel, params); });
 }
 
+// kernel<<<grid, block, shared, stream>>>(args...) as the host's compiler
+// reads it: launcher(kernel, grid, block, shared, stream)(args...), as
+// cuda_to_host.py writes the launches of a CUDA source.
+template <class... Params>
+struct Launcher {
+  void (*kernel)(Params...);
+  dim3 grid, block;
+  size_t shared_bytes;
+  template <class... Args>
+  void operator()(Args&&... args) const {
+    launch(kernel, grid, block, shared_bytes, std::forward<Args>(args)...);
+  }
+};
+
+template <class... Params>
+Launcher<Params...> launcher(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes = 0,
+                             cudaStream_t = nullptr) {
+  return Launcher<Params...>{kernel, grid, block, shared_bytes};
+}
+
 }  // namespace warp_emulation
 
 template <class... Params>
@@ -137,9 +161,14 @@ inline cudaError_t cudaGetDevice(int* device) {
 
 inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attribute, int device) {
   if (device != 0) return cudaErrorInvalidDevice;
-  if (attribute != cudaDevAttrMultiProcessorCount) return cudaErrorInvalidValue;
-  *value = warp_emulation::multiprocessors();
-  return cudaSuccess;
+  switch (attribute) {
+    case cudaDevAttrMultiProcessorCount: *value = warp_emulation::multiprocessors(); return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMajor: *value = 9; return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin:
+      *value = static_cast<int>(warp_emulation::kMaxDynamicSharedBytes);
+      return cudaSuccess;
+  }
+  return cudaErrorInvalidValue;
 }
 
 inline cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
@@ -149,6 +178,14 @@ inline cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
 }
 
 inline cudaError_t cudaMalloc(void** p, size_t bytes) { return warp_emulation::device_malloc(p, bytes); }
+// The runtime's typed overload: cudaMalloc(&float_pointer, bytes).
+template <class T>
+cudaError_t cudaMalloc(T** p, size_t bytes) {
+  void* memory = nullptr;
+  const cudaError_t error = warp_emulation::device_malloc(&memory, bytes);
+  *p = static_cast<T*>(memory);
+  return error;
+}
 inline cudaError_t cudaFree(void* p) { return warp_emulation::device_free(p); }
 
 // Launches run to their end before they return: every copy is in order.
@@ -159,7 +196,15 @@ inline cudaError_t cudaMemcpy(void* to, const void* from, size_t bytes, cudaMemc
 inline cudaError_t cudaMemcpyAsync(void* to, const void* from, size_t bytes, cudaMemcpyKind kind, cudaStream_t) {
   return cudaMemcpy(to, from, bytes, kind);
 }
+inline cudaError_t cudaMemset(void* p, int value, size_t bytes) {
+  std::memset(p, value, bytes);
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t) {
+  return cudaMemset(p, value, bytes);
+}
 inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
 
 inline cudaError_t cudaGetLastError() { return warp_emulation::take_last_error(); }
 
