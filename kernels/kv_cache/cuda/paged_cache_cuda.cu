@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cstring>
 
 #include "paged_cache_cuda.cuh"
 
@@ -163,13 +162,17 @@ Status PagedCache::attend(int32_t layer, int32_t batch, const int64_t* sequences
   cudaError_t err = reserve(&work_, &work_capacity_, static_cast<int64_t>(bytes));
   if (err != cudaSuccess) return fail_cuda("allocating the work plan", err, why);
   if (work_capacity_ != old_capacity) uploaded_.clear();
+  // As bytes; std::equal and std::copy, since an empty vector's data() may
+  // be null, which memcmp and memcpy may not be given even for no bytes.
+  const char* items = reinterpret_cast<const char*>(plan_.items.data());
+  const char* merges = reinterpret_cast<const char*>(plan_.merges.data());
   const bool same = stream == uploaded_on_ && uploaded_.size() == bytes &&
-                    std::memcmp(uploaded_.data(), plan_.items.data(), item_bytes) == 0 &&
-                    std::memcmp(uploaded_.data() + item_bytes, plan_.merges.data(), merge_bytes) == 0;
+                    std::equal(items, items + item_bytes, uploaded_.data()) &&
+                    std::equal(merges, merges + merge_bytes, uploaded_.data() + item_bytes);
   if (!same) {
     uploaded_.resize(bytes);
-    std::memcpy(uploaded_.data(), plan_.items.data(), item_bytes);
-    std::memcpy(uploaded_.data() + item_bytes, plan_.merges.data(), merge_bytes);
+    std::copy(items, items + item_bytes, uploaded_.data());
+    std::copy(merges, merges + merge_bytes, uploaded_.data() + item_bytes);
     err = cudaMemcpyAsync(work_, uploaded_.data(), bytes, cudaMemcpyHostToDevice, stream);
     if (err != cudaSuccess) {
       uploaded_.clear();
