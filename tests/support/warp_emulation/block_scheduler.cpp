@@ -90,7 +90,15 @@ class Stacks {
     for (int i = 0; i < count_; ++i)
       if (mprotect(memory_ + slot() * i, page_, PROT_NONE) != 0) die("mprotect of a stack's guard page", page_);
   }
-  ~Stacks() { munmap(memory_, slot() * count_); }
+  ~Stacks() {
+#ifdef WARP_EMULATION_ASAN
+    // AddressSanitizer keeps a stack frame's redzones in the shadow of
+    // memory unmapped under it: a buffer mapped there later (a worker's
+    // shared tensor) would read as a stack overflow.
+    __asan_unpoison_memory_region(memory_, slot() * count_);
+#endif
+    munmap(memory_, slot() * count_);
+  }
   int count() const { return count_; }
   // Gives the pages back: what a launch left on its threads' stacks is not
   // the memory of the code that launched it.
@@ -212,21 +220,39 @@ std::string where(const Launch& l) {
          std::to_string(t % kWarpSize) + ")";
 }
 
+// Thrown where device code fails, to unwind the thread's stack to
+// thread_main: a fiber that switched away for good from deep in a kernel
+// would leave its frames' objects (the failure's own message among them)
+// never destroyed.
+struct KernelFailed {};
+
 [[noreturn]] void fail_in_kernel(const std::string& why) {
   Launch& l = *g_launch;
   if (l.failure.empty()) l.failure = why + " in " + where(l);
-  l.threads[l.current].state = State::exited;
-  leave_for_good();
+  throw KernelFailed{};
+}
+
+// The kernel's body, on the calling fiber; every object it made is gone
+// when it returns.
+void run_body(Launch& l) {
+  std::string exception;
+  try {
+    l.body();
+    return;
+  } catch (const KernelFailed&) {
+    return;
+  } catch (const std::exception& e) {
+    exception = e.what();
+  } catch (...) {
+    exception = "not a std::exception";
+  }
+  if (l.failure.empty()) l.failure = "an exception (" + exception + ") in " + where(l);
 }
 
 void thread_main() {
   Launch& l = *g_launch;
   finish_switch(nullptr, &l.scheduler_stack_bottom, &l.scheduler_stack_size);
-  try {
-    l.body();
-  } catch (const std::exception& e) {
-    fail_in_kernel(std::string("an exception (") + e.what() + ")");
-  }
+  run_body(l);
   l.threads[l.current].state = State::exited;
   leave_for_good();
 }
