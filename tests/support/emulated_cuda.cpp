@@ -3,11 +3,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <map>
 #include <set>
 
-#include "harness/challenge_api/challenge.h"
 #include "harness/definitions/verdict.h"
 #include "support/test_support.h"
 
@@ -57,17 +55,15 @@ RunSelection quick_untimed_selection() {
 
 void expect_emulated_cuda_verdicts(const std::string& challenge, RunSelection selection,
                                    const std::vector<std::string>& also) {
-  if (!also.empty()) {
-    std::vector<std::string> ids = also;
-    for (const CaseSpec& c : find_challenge(challenge).cases()) {
-      const bool in_suites = selection.suites.empty() || std::find(selection.suites.begin(), selection.suites.end(),
-                                                                   c.suite) != selection.suites.end();
-      if (in_suites && (!selection.quick || c.quick)) ids.push_back(c.id);
-    }
-    selection.case_ids = ids;
-    selection.quick = false;
-  }
   selection.challenges = {challenge};
+  selection.device = "cpu";
+  if (!also.empty()) {
+    // Explicit case ids replace --quick's choice: the ids the plan picks, and `also`.
+    const RunPlan plan = make_plan(selection, emulated_catalog(), cpu_devices());
+    std::vector<std::string> ids = also;
+    for (const CaseSpec& c : plan.entries.at(0).cases) ids.push_back(c.id);
+    selection.case_ids = ids;
+  }
   selection.with_mutants = true;
   selection.submissions.clear();
   std::set<std::string> expected;
