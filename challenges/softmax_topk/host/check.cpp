@@ -142,13 +142,14 @@ harness::CheckReport check_answer(const TopkCase& c, const float* logits, const 
   });
 
   harness::CheckReport report;
-  report.metrics = {{"probs_max_abs_error", total.max_abs},
-                    {"probs_max_rel_error", total.max_rel},
-                    {"probs_normwise_rel_error",
-                     total.squared_reference > 0 ? std::sqrt(total.squared_error / total.squared_reference) : 0.0},
-                    {"probs_tolerance_used", std::isfinite(total.tolerance_used) ? total.tolerance_used : 1e300},
-                    {"probs_rtol", tolerance.rtol},
-                    {"probs_atol", tolerance.atol}};
+  report.metrics = {
+      {"probs_max_abs_error", total.max_abs},
+      {"probs_max_rel_error", total.max_rel},
+      {"probs_normwise_rel_error",
+       total.squared_reference > 0 ? std::sqrt(total.squared_error / total.squared_reference) : 0.0},
+      {tolerance.name + "_tolerance_used", std::isfinite(total.tolerance_used) ? total.tolerance_used : 1e300},
+      {"probs_rtol", tolerance.rtol},
+      {"probs_atol", tolerance.atol}};
   std::string message;
   size_t violations = 0;
   for (int p = 0; p < kProblems; ++p) {

@@ -5,15 +5,19 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "harness/challenge_api/stateless_driver.h"
 #include "topk_case.h"
 
 namespace softmax_topk {
 
+// The bound on the probabilities, and the name of the challenge.json
+// tolerance it is, which names the metric `<name>_tolerance_used`.
 struct Tolerance {
   double rtol = 1e-4;
   double atol = 1.1754944e-38;
+  std::string name = "probs";
 };
 
 // logits [rows, vocab] as given to the submission (pristine copy);

@@ -32,7 +32,7 @@ class SoftmaxTopkChallenge : public harness::Challenge {
       ctx.params()["vocab"] = c.vocab;
       ctx.params()["k"] = c.k;
     }
-    const Tolerance tolerance = tolerance_from_config();
+    const Tolerance tolerance = tolerance_from_config(c.data == Data::small_terms ? "probs_small_terms" : "probs");
     harness::StatelessCase op;
     op.tensors = {TensorSpec{"logits", DType::f32, {c.rows, c.vocab}}, TensorSpec{"probs", DType::f32, {c.rows, c.k}},
                   TensorSpec{"indices", DType::i32, {c.rows, c.k}}};
@@ -80,9 +80,11 @@ class SoftmaxTopkChallenge : public harness::Challenge {
   }
 
  private:
-  Tolerance tolerance_from_config() const {
-    const auto& probs = config().tolerances.at("probs");
-    return Tolerance{probs.at("rtol").get<double>(), probs.at("atol").get<double>()};
+  // The small-terms case has its own bound: a float32 sum in lanes loses
+  // the small terms of the lane that holds the row's largest (README.md).
+  Tolerance tolerance_from_config(const std::string& name) const {
+    const auto& probs = config().tolerances.at(name);
+    return Tolerance{probs.at("rtol").get<double>(), probs.at("atol").get<double>(), name};
   }
 };
 

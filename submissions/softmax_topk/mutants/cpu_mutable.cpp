@@ -2,7 +2,8 @@
 // mutants. Each mutant's submission.json defines one MUTANT_* macro that
 // switches on one realistic bug; with none defined the implementation is
 // correct (it is never shipped that way: the fast and naive submissions are
-// the correct ones).
+// the correct ones). CONTROL_FLOAT32_FOUR_LANES makes it the float32
+// control `float32-four-lanes`: sound, with the row sum in four float lanes.
 //
 // Design: rows are handled in tiles of kTileRows; each row gets a max pass and
 // an exp-sum pass (4-wide unrolled, scalar tail) that keeps the exponentials
@@ -87,6 +88,14 @@ float summand(float e) {
 
 // exps[i] = exp(x[i] - m); returns their sum (double accumulators: a float
 // sum over 2^18 terms drifts by ~1e-4 relative).
+#ifdef CONTROL_FLOAT32_FOUR_LANES
+// Sound float32 as a 128-bit vector sums (SSE, NEON; PyTorch's CPU softmax
+// holds 8 or 16 lanes): the lane that holds the row's largest term loses the
+// terms below half its ulp, a quarter of them here.
+using Accumulator = float;
+#else
+using Accumulator = double;
+#endif
 double row_exp_sum(const float* x, int64_t vocab, float m, float* exps) {
 #ifdef MUTANT_FLOAT32_SEQUENTIAL_SUM
   // Bug: one float accumulator, left to right. Once it holds the max term
@@ -98,7 +107,7 @@ double row_exp_sum(const float* x, int64_t vocab, float m, float* exps) {
   }
   return total;
 #endif
-  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  Accumulator s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   int64_t i = 0;
   for (; i + 4 <= vocab; i += 4) {
     exps[i] = exp_term(x[i], m);
