@@ -51,6 +51,11 @@ class Rng {
   double uniform(double lo, double hi);
   // Uniform integer in [0, n), n > 0.
   uint64_t below(uint64_t n);
+  // One of `values`, each as likely.
+  template <typename T, size_t N>
+  const T& pick(const T (&values)[N]) {
+    return values[below(N)];
+  }
   double normal() {
     const uint64_t bits = next_u64();
     const auto layer = static_cast<size_t>(bits & 0xFF);

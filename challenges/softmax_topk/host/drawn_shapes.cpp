@@ -12,11 +12,6 @@ namespace {
 constexpr int64_t kTails[] = {1, 3, 7, 9, 31, 33, 63, 65, 95, 127};
 constexpr int64_t kNearPowersOfTwo[] = {1, 2, 3, 5, 7, 9, 15, 17, 31, 33, 63, 65, 127, 129, 255, 256};
 
-template <typename T, size_t N>
-T pick(harness::Rng& rng, const T (&values)[N]) {
-  return values[rng.below(N)];
-}
-
 }  // namespace
 
 std::string drawn_name(Drawn kind) {
@@ -42,22 +37,22 @@ TopkCase draw_shape(Drawn kind, uint64_t seed) {
   switch (kind) {
     case Drawn::vocab_edges: {
       const int64_t blocks[] = {32, 128, 256, 1024, 4096};
-      c.vocab = pick(rng, blocks) * (1 + static_cast<int64_t>(rng.below(8))) + (rng.below(2) ? 1 : -1);
-      c.k = std::min(pick(rng, kNearPowersOfTwo), c.vocab);
+      c.vocab = rng.pick(blocks) * (1 + static_cast<int64_t>(rng.below(8))) + (rng.below(2) ? 1 : -1);
+      c.k = std::min(rng.pick(kNearPowersOfTwo), c.vocab);
       c.rows = 1 + static_cast<int64_t>(rng.below(64));
       break;
     }
     case Drawn::many_rows: {
       const int64_t base = rng.below(2) ? 4096 : 65536;
-      c.rows = base + 128 * static_cast<int64_t>(rng.below(base == 4096 ? 31 : 7)) + pick(rng, kTails);
+      c.rows = base + 128 * static_cast<int64_t>(rng.below(base == 4096 ? 31 : 7)) + rng.pick(kTails);
       c.vocab = 1 + static_cast<int64_t>(rng.below(65));
       c.k = 1 + static_cast<int64_t>(rng.below(static_cast<uint64_t>(std::min<int64_t>(c.vocab, 16))));
       break;
     }
     case Drawn::k_edges: {
-      c.k = pick(rng, kNearPowersOfTwo);
+      c.k = rng.pick(kNearPowersOfTwo);
       const int64_t vocabs[] = {c.k, c.k + 1, c.k + 31, 2 * c.k + 1};
-      c.vocab = pick(rng, vocabs);
+      c.vocab = rng.pick(vocabs);
       c.rows = 1 + static_cast<int64_t>(rng.below(64));
       break;
     }
