@@ -8,6 +8,7 @@
 #include "harness/core/error.h"
 #include "harness/core/stats.h"
 #include "harness/results/bandwidth_figures.h"
+#include "harness/witness/machine_load.h"
 #include "harness/witness/timing_witness.h"
 
 namespace harness {
@@ -45,11 +46,14 @@ const TimingResult& CaseContext::time(const std::string& op, const nlohmann::jso
   // max_ms of timed work.
   const double timeout =
       settings_.call_timeout_s * static_cast<double>(timed.bindings.size() + 2) + 2 * policy.max_ms / 1000.0;
+  const LoadWindow load([this] { return executor_.processes(); });
   const protocol::TimeReply reply = executor_.time(op, scalars, timed.bindings, policy, timeout, next_round);
+  const std::optional<TimingResult::MachineLoad> machine_load = load.close();
   check_status(reply.status, reply.message, op + " (timed repetitions)");
   check_timed_sets(op, timed, "");
   HARNESS_CHECK(!reply.device_ns.empty(), "timing of {} returned no samples", op);
   result_.timing = timing_of(reply, op, poison_ns, timed);
+  result_.timing->machine_load = machine_load;
   record_bandwidth();
   return *result_.timing;
 }

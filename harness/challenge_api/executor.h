@@ -81,6 +81,10 @@ class Executor {
   // from the driver (harness/witness/device_memory.h); no reading, and why,
   // where there is none.
   virtual DeviceMemoryReading device_memory() { return {std::nullopt, "not a GPU worker"}; }
+  // The processes running the submission's code now (its worker's process
+  // group), whose CPU time is the case's own, not the machine's other load
+  // (harness/witness/machine_load.h); none for an in-process control.
+  virtual std::vector<pid_t> processes() { return {}; }
 };
 
 }  // namespace harness

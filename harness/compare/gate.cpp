@@ -64,8 +64,9 @@ bool device_in_both(const RunResults& a, const RunResults& b, const std::string&
   return da && db && da->available && db->available;
 }
 
+// `cores`: the logical cores of the machine that ran `now`.
 void compare_timing(const EntryResult& e, const CaseResult& now, const CaseResult& before, const GateOptions& o,
-                    GateReport& report) {
+                    int cores, GateReport& report) {
   if (!now.timing || !before.timing) return;
   // As the scores see them: a claim below the witness's floor is not a
   // speed (a forger's fast median over its honest sum).
@@ -86,7 +87,14 @@ void compare_timing(const EntryResult& e, const CaseResult& now, const CaseResul
                                           median_of(*now.timing), 100 * (ratio - 1), b.size(), a.size());
   if (ratio > threshold) {
     const RankTest t = mann_whitney_greater(a, b);
-    if (t.p_value < o.alpha) {
+    const auto& load = now.timing->machine_load;
+    if (t.p_value < o.alpha && load && load->busy(cores)) {
+      // The machine's, maybe, not the code's: said, not failed.
+      report.notes.push_back(
+          fmt::format("{} {}: slower ({}; rank test p = {:.2g}), but timed while other processes held {:.2f} of "
+                      "the machine's {} cores: not counted as a regression; gate a run from a quiet machine",
+                      where(e), now.id, figures, t.p_value, load->other_cores, cores));
+    } else if (t.p_value < o.alpha) {
       report.regressions.push_back(
           {"slower", where(e), now.id, fmt::format("{}; rank test p = {:.2g}", figures, t.p_value), now.reproduce});
     }
@@ -180,7 +188,7 @@ GateReport gate_results(const RunResults& current, const RunResults& baseline, c
         report.improvements.push_back(
             {"now passing", where(before), was.id, fmt::format("was {}", verdict_name(was.verdict)), ""});
       } else if (passed && passes && timings_comparable) {
-        compare_timing(*now, *is, was, o, report);
+        compare_timing(*now, *is, was, o, current.run.host.logical_cores, report);
       }
     }
     compare_scores(*now, before, o, report);

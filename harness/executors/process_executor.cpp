@@ -9,6 +9,7 @@
 #include "harness/core/clock.h"
 #include "harness/core/error.h"
 #include "harness/core/files.h"
+#include "harness/core/processes.h"
 #include "harness/executors/exception_headline.h"
 #include "harness/executors/scratch_files.h"
 #include "harness/witness/memory_witness.h"
@@ -317,6 +318,10 @@ protocol::CallReply ProcessExecutor::call(const std::string& op, const json& sca
   }
   if (!computes_in_twins()) clear_inputs(tensors, prefix);
   return reply;
+}
+
+std::vector<pid_t> ProcessExecutor::processes() {
+  return process_ ? processes_in_group(process_->pid()) : std::vector<pid_t>{};
 }
 
 }  // namespace harness

@@ -68,6 +68,7 @@ class ProcessExecutor : public Executor {
   // A GPU process's device memory, from the driver (the twins it opened are
   // the harness's allocations, not counted as its own).
   DeviceMemoryReading device_memory() override;
+  std::vector<pid_t> processes() override;
   // What the process and every process of its group hold of their own, and
   // the files they keep in the scratch folder (harness/witness/memory_witness.h),
   // after asking the process to give freed memory back where it offers to;

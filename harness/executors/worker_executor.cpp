@@ -9,6 +9,7 @@
 
 #include "harness/core/error.h"
 #include "harness/core/files.h"
+#include "harness/core/processes.h"
 #include "harness/definitions/verdict.h"
 #include "harness/witness/memory_witness.h"
 
@@ -342,6 +343,10 @@ void WorkerExecutor::release(const SharedTensor& tensor) {
   }
   // Freed once the worker has let go of it.
   if (twins_) twins_->remove(id);
+}
+
+std::vector<pid_t> WorkerExecutor::processes() {
+  return process_ ? processes_in_group(process_->pid()) : std::vector<pid_t>{};
 }
 
 }  // namespace harness

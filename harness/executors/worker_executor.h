@@ -67,6 +67,7 @@ class WorkerExecutor : public Executor {
   void begin_case() override;
   void end_case(Verdict verdict) override;
   DeviceMemoryReading device_memory() override;
+  std::vector<pid_t> processes() override;
   // Under a sanitizer: ends the worker, so that the sanitizer writes its
   // report, and returns the report's first error as a finding.
   std::vector<Finding> sanitizer_findings() override;

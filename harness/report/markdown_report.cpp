@@ -96,6 +96,7 @@ void environment(std::string& out, const ReportInput& input) {
                        run.finished.empty() ? "(not finished)" : run.finished, run.complete ? "" : ", **incomplete**");
     out += fmt::format("  - host {}: {}, {} logical cores, {} memory, {}\n", run.host.hostname, run.host.cpu_model,
                        run.host.logical_cores, format_bytes(static_cast<double>(run.host.memory_bytes)), run.host.os);
+    out += markdown::machine_load_line(named.results);
     // Runs whose verdicts came another way than a plain run's say so.
     if (const auto tool = run.options.find("sanitize"); tool != run.options.end() && tool->is_string()) {
       out += fmt::format(

@@ -38,6 +38,10 @@ void memory(std::string& out, const Group& g);
 // floor, the median request's excess over the claim, a GPU worker's
 // staging (harness/witness/timing_witness.h).
 void timing_witness(std::string& out, const Group& g);
+// How busy the machine was while the run timed its cases: a line of the
+// environment section (markdown_machine_load.cpp), empty where no timing
+// recorded the machine's load.
+std::string machine_load_line(const RunResults& results);
 // Each peer's median beside each submission's on the same perf cases
 // ("3.2x" = that many times faster than the peer).
 void peers(std::string& out, const Group& g);

@@ -36,6 +36,11 @@ json to_json(const TimingResult& t) {
       if (t.witness->staging_allowed_ns) j["witness"]["staging_allowed_ns"] = *t.witness->staging_allowed_ns;
     }
   }
+  if (t.machine_load) {
+    j["machine_load"] = json{{"other_cores", t.machine_load->other_cores},
+                             {"ours_cores", t.machine_load->ours_cores},
+                             {"seconds", t.machine_load->seconds}};
+  }
   return j;
 }
 
@@ -64,6 +69,11 @@ TimingResult timing_from_json(const json& j) {
     witness.staging_counted_ns = w.value("staging_counted_ns", 0.0);
     if (w.contains("staging_allowed_ns")) witness.staging_allowed_ns = w.at("staging_allowed_ns").get<double>();
     t.witness = witness;
+  }
+  if (j.contains("machine_load")) {
+    const json& m = j.at("machine_load");
+    t.machine_load = TimingResult::MachineLoad{m.at("other_cores").get<double>(), m.at("ours_cores").get<double>(),
+                                               m.at("seconds").get<double>()};
   }
   return t;
 }

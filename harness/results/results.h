@@ -55,6 +55,20 @@ struct TimingResult {
     std::optional<double> median_excess = std::nullopt;
   };
   std::optional<Witness> witness;
+  // What else the machine did while the calls were timed
+  // (harness/witness/machine_load.h), in cores busy on average: with other
+  // processes' work, and with the harness's and the submission's. None where
+  // /proc could not tell, and in results from before it was recorded.
+  struct MachineLoad {
+    double other_cores = 0;
+    double ours_cores = 0;
+    double seconds = 0;  // the window: the timing request(s), first to last
+    // Others held more than a quarter of the machine's cores: enough to slow
+    // a timing that uses them all (the report says so; the gate does not
+    // call such a timing a regression).
+    bool busy(int logical_cores) const { return other_cores > std::max(1, logical_cores) / 4.0; }
+  };
+  std::optional<MachineLoad> machine_load;
   // The median the scores use: never below the witness's floor.
   double scored_median_ns() const { return witness ? std::max(summary.median, witness->floor_ns) : summary.median; }
   // The witness's floor raised the claimed median: the worker's samples

@@ -79,6 +79,30 @@ TEST(Gate, SlowerOnlyBeyondTheThresholdAndBeyondNoise) {
   EXPECT_EQ(fast.improvements[0].what, "faster");
 }
 
+// A slowdown measured while other processes held the machine may be the
+// machine's: said in the notes with the load, not failed. The same slowdown
+// on a quiet machine is a regression.
+TEST(Gate, ASlowdownTimedWhileOthersHeldTheCoresIsANoteNotARegression) {
+  const auto before = results({make_case("p1", Suite::perf, Verdict::pass, around(1000))});
+  const auto slower_with = [&](double other_cores) {
+    RunResults now = results({make_case("p1", Suite::perf, Verdict::pass, around(1300))});
+    now.run.host.logical_cores = 4;
+    now.entries[0].cases[0].timing->machine_load = TimingResult::MachineLoad{other_cores, 3.0, 0.5};
+    return gate_results(now, before, {});
+  };
+  const GateReport busy = slower_with(1.5);
+  EXPECT_TRUE(busy.regressions.empty());
+  ASSERT_EQ(busy.notes.size(), 1u);
+  EXPECT_NE(busy.notes[0].find("slower (median"), std::string::npos) << busy.notes[0];
+  EXPECT_NE(busy.notes[0].find("other processes held 1.50 of the machine's 4 cores: not counted as a regression"),
+            std::string::npos)
+      << busy.notes[0];
+  // A quarter of the cores or less: the machine was quiet enough.
+  const GateReport quiet = slower_with(1.0);
+  ASSERT_EQ(quiet.regressions.size(), 1u);
+  EXPECT_EQ(quiet.regressions[0].what, "slower");
+}
+
 // A worker whose claims the timing witness's floor raised (a fast median
 // over an honest sum) is compared at the floor, as it is scored: its fast
 // claims do not hide a slowdown, nor count as a speed-up.

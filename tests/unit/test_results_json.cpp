@@ -56,6 +56,7 @@ RunResults sample() {
   t.summary = summarize(t.samples_ns);
   t.sets = 2;
   t.witness = TimingResult::Witness{10e6, 1e6, 8e6, 4, 1.5e6, 2, true, 3e6, 0.5e6, 2.5e6, 1.25};
+  t.machine_load = TimingResult::MachineLoad{1.25, 0.75, 0.5};
   c.timing = t;
   c.bandwidth = 5e9;
   c.peak_fraction = 0.5;
@@ -80,6 +81,13 @@ TEST(ResultsJson, RoundTripsEveryField) {
   EXPECT_EQ(back.entries[0].cases[0].timing->witness->staging_counted_ns, 0.5e6);
   EXPECT_EQ(back.entries[0].cases[0].timing->witness->staging_allowed_ns, 2.5e6);
   EXPECT_EQ(back.entries[0].cases[0].timing->witness->median_excess, 1.25);
+  EXPECT_EQ(back.entries[0].cases[0].timing->machine_load->other_cores, 1.25);
+  EXPECT_EQ(back.entries[0].cases[0].timing->machine_load->ours_cores, 0.75);
+  EXPECT_EQ(back.entries[0].cases[0].timing->machine_load->seconds, 0.5);
+  // Results from before the machine's load was recorded read back without it.
+  nlohmann::json unloaded = first;
+  unloaded["results"][0]["cases"][0]["timing"].erase("machine_load");
+  EXPECT_FALSE(results_from_json(unloaded, "memory").entries[0].cases[0].timing->machine_load);
   // A claim of nothing beside time seen: an infinite excess, written finite.
   CaseResult claimed_nothing = back.entries[0].cases[0];
   claimed_nothing.timing->witness->median_excess = std::numeric_limits<double>::infinity();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "case_context_fixture.h"
+#include "harness/core/error.h"
 #include "harness/core/rng.h"
 #include "harness_abi.h"
 
