@@ -72,11 +72,16 @@ ToleranceFact fails(const EntryResult& e, const std::string& metric, Suite suite
   return f;
 }
 
+// The entries of that name that ran. One unavailable on every case (a
+// control whose interpreter this machine lacks, e.g. PyTorch's) is no fact,
+// for or against: the selftest's table says why it did not run.
 std::vector<const EntryResult*> entries_named(const RunResults& results, const std::string& challenge,
                                               const std::string& name) {
   std::vector<const EntryResult*> found;
   for (const auto& e : results.entries) {
-    if (e.challenge == challenge && e.submission.name == name && !e.cases.empty()) found.push_back(&e);
+    const bool ran = std::any_of(e.cases.begin(), e.cases.end(),
+                                 [](const CaseResult& c) { return c.verdict != Verdict::unavailable; });
+    if (e.challenge == challenge && e.submission.name == name && ran) found.push_back(&e);
   }
   return found;
 }

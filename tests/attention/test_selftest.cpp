@@ -24,6 +24,17 @@ TEST(Selftest, AttentionMutantsGetTheirVerdictsAndEachToleranceIsJustified) {
     mutants += f.role == "mutant";
   }
   EXPECT_EQ(mutants, 8u);  // README.md, Mutants
+  // PyTorch's own ops judged where a python3 imports torch; elsewhere no
+  // fact of any tolerance, and the selftest says why it was not judged.
+  const EntryResult& torch = testing::entry_of(results, "float32-pytorch");
+  for (const auto& f : evaluate_selftest(results)) {
+    if (f.submission != "float32-pytorch") continue;
+    if (torch.build.status == "unavailable") {
+      EXPECT_NE(f.observed.find("(not judged: " + torch.build.reason + ")"), std::string::npos) << f.observed;
+    } else {
+      EXPECT_EQ(f.observed.find("not judged"), std::string::npos) << f.observed;
+    }
+  }
   const auto justifications = justify_tolerances(results);
   EXPECT_EQ(justifications.size(), 5u);  // o, lse, dq, dk, dv
   for (const auto& j : justifications) {

@@ -92,6 +92,31 @@ TEST(ToleranceJustification, AFactNotInTheRunIsMissingNotFailed) {
   EXPECT_EQ(j.missing, std::vector<std::string>{"sound"});
 }
 
+// A second sound control this machine cannot run (PyTorch's, without a
+// python3 that imports torch): unavailable on every case, it is no fact,
+// neither for the tolerance nor against it. Had it run, it would be one.
+TEST(ToleranceJustification, AControlUnavailableOnEveryCaseIsNoFact) {
+  nlohmann::json t = tolerance();
+  t["justified_by"]["sound"].push_back("torch");
+  RunResults r = run(0.05, 0.4, 3, 12);
+  EntryResult torch = entry("torch", {{Suite::correctness, 0}, {Suite::edge, 0}});
+  for (CaseResult& c : torch.cases) {
+    c.verdict = Verdict::unavailable;
+    c.metrics = nlohmann::json::object();
+  }
+  r.entries.push_back(torch);
+  const auto without = justify_tolerance(r, "layernorm_backward", "y", t);
+  EXPECT_EQ(without.facts.size(), 3u);
+  EXPECT_FALSE(without.failed());
+  EXPECT_TRUE(without.shown());
+  // One case that ran makes it a fact: here one measured on no case.
+  r.entries.back().cases[0].verdict = Verdict::pass;
+  const auto with = justify_tolerance(r, "layernorm_backward", "y", t);
+  ASSERT_EQ(with.facts.size(), 4u);
+  EXPECT_TRUE(with.failed());
+  EXPECT_EQ(with.facts[2].submission, "torch");
+}
+
 TEST(ToleranceJustification, AMalformedDeclarationNamesItsFile) {
   nlohmann::json t = tolerance();
   t["justified_by"]["mutants"][0]["suite"] = "speed";
