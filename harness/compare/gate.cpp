@@ -64,9 +64,8 @@ bool device_in_both(const RunResults& a, const RunResults& b, const std::string&
   return da && db && da->available && db->available;
 }
 
-// `cores`: the logical cores of the machine that ran `now`.
 void compare_timing(const EntryResult& e, const CaseResult& now, const CaseResult& before, const GateOptions& o,
-                    int cores, GateReport& report) {
+                    GateReport& report) {
   if (!now.timing || !before.timing) return;
   // As the scores see them: a claim below the witness's floor is not a
   // speed (a forger's fast median over its honest sum).
@@ -88,12 +87,12 @@ void compare_timing(const EntryResult& e, const CaseResult& now, const CaseResul
   if (ratio > threshold) {
     const RankTest t = mann_whitney_greater(a, b);
     const auto& load = now.timing->machine_load;
-    if (t.p_value < o.alpha && load && load->busy(cores)) {
+    if (t.p_value < o.alpha && load && load->busy()) {
       // The machine's, maybe, not the code's: said, not failed.
       report.notes.push_back(
           fmt::format("{} {}: slower ({}; rank test p = {:.2g}), but timed while other processes held {:.2f} of "
                       "the machine's {} cores: not counted as a regression; gate a run from a quiet machine",
-                      where(e), now.id, figures, t.p_value, load->other_cores, cores));
+                      where(e), now.id, figures, t.p_value, load->other_cores, load->cores));
     } else if (t.p_value < o.alpha) {
       report.regressions.push_back(
           {"slower", where(e), now.id, fmt::format("{}; rank test p = {:.2g}", figures, t.p_value), now.reproduce});
@@ -188,7 +187,7 @@ GateReport gate_results(const RunResults& current, const RunResults& baseline, c
         report.improvements.push_back(
             {"now passing", where(before), was.id, fmt::format("was {}", verdict_name(was.verdict)), ""});
       } else if (passed && passes && timings_comparable) {
-        compare_timing(*now, *is, was, o, current.run.host.logical_cores, report);
+        compare_timing(*now, *is, was, o, report);
       }
     }
     compare_scores(*now, before, o, report);

@@ -13,34 +13,34 @@ namespace harness::markdown {
 
 std::string machine_load_line(const RunResults& results) {
   std::vector<double> others;
+  size_t busy = 0;
   const EntryResult* busiest_entry = nullptr;
-  const CaseResult* busiest = nullptr;
+  const TimingResult::MachineLoad* busiest = nullptr;
+  const CaseResult* busiest_case = nullptr;
   for (const EntryResult& e : results.entries) {
     for (const CaseResult& c : e.cases) {
       if (!c.timing || !c.timing->machine_load) continue;
-      others.push_back(c.timing->machine_load->other_cores);
-      if (!busiest || c.timing->machine_load->other_cores > busiest->timing->machine_load->other_cores) {
+      const TimingResult::MachineLoad& load = *c.timing->machine_load;
+      others.push_back(load.other_cores);
+      busy += load.busy();
+      if (!busiest || load.other_cores > busiest->other_cores) {
         busiest_entry = &e;
-        busiest = &c;
+        busiest = &load;
+        busiest_case = &c;
       }
     }
   }
   if (others.empty()) return "";
-  const int cores = std::max(1, results.run.host.logical_cores);
-  const auto under_load = std::count_if(others.begin(), others.end(), [&](double o) {
-    return TimingResult::MachineLoad{o, 0, 0}.busy(cores);
-  });
   std::string line = fmt::format(
       "  - other processes' load while cases were timed: {:.2f} cores busy in the median timing of {}, at most "
       "{:.2f} of {} ({} / {}, {})",
-      median(others), others.size(), busiest->timing->machine_load->other_cores, cores,
-      markdown_code(busiest_entry->challenge), markdown_code(busiest_entry->submission.name),
-      markdown_code(busiest->id));
-  if (under_load > 0) {
+      median(others), others.size(), busiest->other_cores, busiest->cores, markdown_code(busiest_entry->challenge),
+      markdown_code(busiest_entry->submission.name), markdown_code(busiest_case->id));
+  if (busy > 0) {
     line += fmt::format(
-        "; **{} of {} timings shared the machine with other work holding more than a quarter of its cores**: "
-        "their medians are slower than the code",
-        under_load, others.size());
+        "; **{} of {} timings shared the machine with other work holding more than a quarter of its cores** "
+        "(marked \"machine busy\" in the performance tables): their medians are slower than the code",
+        busy, others.size());
   }
   return line + "\n";
 }

@@ -103,12 +103,16 @@ void performance(std::string& out, const Group& g) {
           flops != c->metrics.end() && flops->is_number()
               ? " <br>" + format_flop_rate(flops->get<double>() * 1e9 / c->timing->scored_median_ns())
               : "";
+      const auto& load = c->timing->machine_load;
+      const std::string busy = load && load->busy() ? fmt::format(", machine busy: others held {:.1f} of {} cores",
+                                                                  load->other_cores, load->cores)
+                                                    : "";
       // Results from before rooflines carry a fraction of the copy peak.
-      row += fmt::format(" {} <br>{} ({} of {}{}){} <br><sub>spread {:.1f}%, n={}{}{}</sub> |",
+      row += fmt::format(" {} <br>{} ({} of {}{}){} <br><sub>spread {:.1f}%, n={}{}{}{}</sub> |",
                          format_duration_ns(c->timing->scored_median_ns()), format_bandwidth(*c->bandwidth),
                          format_percent(c->peak_fraction), c->roofline ? "roofline" : "peak", speedup, rate,
                          100 * c->timing->summary.relative_spread, c->timing->summary.count,
-                         c->timing->cache_cold ? "" : ", cache warm", floor);
+                         c->timing->cache_cold ? "" : ", cache warm", floor, busy);
     }
     out += fmt::format("| `{}` | {} |{}\n", id, format_bytes(bytes), row);
   }

@@ -39,7 +39,8 @@ json to_json(const TimingResult& t) {
   if (t.machine_load) {
     j["machine_load"] = json{{"other_cores", t.machine_load->other_cores},
                              {"ours_cores", t.machine_load->ours_cores},
-                             {"seconds", t.machine_load->seconds}};
+                             {"seconds", t.machine_load->seconds},
+                             {"cores", t.machine_load->cores}};
   }
   return j;
 }
@@ -73,7 +74,7 @@ TimingResult timing_from_json(const json& j) {
   if (j.contains("machine_load")) {
     const json& m = j.at("machine_load");
     t.machine_load = TimingResult::MachineLoad{m.at("other_cores").get<double>(), m.at("ours_cores").get<double>(),
-                                               m.at("seconds").get<double>()};
+                                               m.at("seconds").get<double>(), m.value("cores", 0)};
   }
   return t;
 }

@@ -63,10 +63,11 @@ struct TimingResult {
     double other_cores = 0;
     double ours_cores = 0;
     double seconds = 0;  // the window: the timing request(s), first to last
+    int cores = 0;       // the machine's logical cores
     // Others held more than a quarter of the machine's cores: enough to slow
     // a timing that uses them all (the report says so; the gate does not
     // call such a timing a regression).
-    bool busy(int logical_cores) const { return other_cores > std::max(1, logical_cores) / 4.0; }
+    bool busy() const { return other_cores > std::max(1, cores) / 4.0; }
   };
   std::optional<MachineLoad> machine_load;
   // The median the scores use: never below the witness's floor.

@@ -93,6 +93,7 @@ std::optional<TimingResult::MachineLoad> LoadWindow::close() const {
   }
   TimingResult::MachineLoad load;
   load.seconds = wall_s;
+  load.cores = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
   // CPU seconds per second of the window: cores busy, on average.
   load.ours_cores = ours_s / wall_s;
   load.other_cores = std::max(0.0, (end->busy_s - start_->busy_s) - ours_s) / wall_s;

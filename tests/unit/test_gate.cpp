@@ -86,8 +86,7 @@ TEST(Gate, ASlowdownTimedWhileOthersHeldTheCoresIsANoteNotARegression) {
   const auto before = results({make_case("p1", Suite::perf, Verdict::pass, around(1000))});
   const auto slower_with = [&](double other_cores) {
     RunResults now = results({make_case("p1", Suite::perf, Verdict::pass, around(1300))});
-    now.run.host.logical_cores = 4;
-    now.entries[0].cases[0].timing->machine_load = TimingResult::MachineLoad{other_cores, 3.0, 0.5};
+    now.entries[0].cases[0].timing->machine_load = TimingResult::MachineLoad{other_cores, 3.0, 0.5, 4};
     return gate_results(now, before, {});
   };
   const GateReport busy = slower_with(1.5);

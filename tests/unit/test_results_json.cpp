@@ -56,7 +56,7 @@ RunResults sample() {
   t.summary = summarize(t.samples_ns);
   t.sets = 2;
   t.witness = TimingResult::Witness{10e6, 1e6, 8e6, 4, 1.5e6, 2, true, 3e6, 0.5e6, 2.5e6, 1.25};
-  t.machine_load = TimingResult::MachineLoad{1.25, 0.75, 0.5};
+  t.machine_load = TimingResult::MachineLoad{1.25, 0.75, 0.5, 2};
   c.timing = t;
   c.bandwidth = 5e9;
   c.peak_fraction = 0.5;
@@ -84,6 +84,7 @@ TEST(ResultsJson, RoundTripsEveryField) {
   EXPECT_EQ(back.entries[0].cases[0].timing->machine_load->other_cores, 1.25);
   EXPECT_EQ(back.entries[0].cases[0].timing->machine_load->ours_cores, 0.75);
   EXPECT_EQ(back.entries[0].cases[0].timing->machine_load->seconds, 0.5);
+  EXPECT_EQ(back.entries[0].cases[0].timing->machine_load->cores, 2);
   // Results from before the machine's load was recorded read back without it.
   nlohmann::json unloaded = first;
   unloaded["results"][0]["cases"][0]["timing"].erase("machine_load");
