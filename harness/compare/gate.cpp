@@ -77,6 +77,7 @@ void compare_timing(const EntryResult& e, const CaseResult& now, const CaseResul
     return;
   }
   ++report.timings_compared;
+  if (before.timing->machine_load && before.timing->machine_load->busy()) ++report.busy_baseline_timings;
   const double ratio = now.timing->scored_median_ns() / before.timing->scored_median_ns();
   const double threshold = 1.0 + o.max_slowdown_percent / 100.0;
   auto median_of = [](const TimingResult& t) {
@@ -214,6 +215,12 @@ GateReport gate_results(const RunResults& current, const RunResults& baseline, c
                     "compared{}.",
                     device_label(baseline, device), device_label(current, device),
                     o.compare_timings ? "; timings were not, since they are only comparable on the same machine" : ""));
+  }
+  if (report.busy_baseline_timings > 0) {
+    report.notes.push_back(fmt::format(
+        "{} of the {} timings compared were taken in the baseline while other processes held more than a quarter "
+        "of its machine's cores: a slowdown there may not show against them.",
+        report.busy_baseline_timings, report.timings_compared));
   }
   for (const auto& [device, why] : skipped_devices) {
     report.notes.push_back(

@@ -36,6 +36,9 @@ struct GateReport {
   std::vector<std::string> notes;
   size_t cases_compared = 0;
   size_t timings_compared = 0;
+  // Compared timings the baseline took while others held more than a
+  // quarter of its machine's cores: a slowdown there may not show.
+  size_t busy_baseline_timings = 0;
 };
 
 // Throws UsageError when nothing in the two files can be compared (other

@@ -100,6 +100,19 @@ TEST(Gate, ASlowdownTimedWhileOthersHeldTheCoresIsANoteNotARegression) {
   const GateReport quiet = slower_with(1.0);
   ASSERT_EQ(quiet.regressions.size(), 1u);
   EXPECT_EQ(quiet.regressions[0].what, "slower");
+  // A baseline timed on a busy machine may hide a slowdown: said.
+  RunResults busy_baseline = before;
+  busy_baseline.entries[0].cases[0].timing->machine_load = TimingResult::MachineLoad{1.5, 3.0, 0.5, 4};
+  const GateReport hidden =
+      gate_results(results({make_case("p1", Suite::perf, Verdict::pass, around(1000))}), busy_baseline, {});
+  EXPECT_TRUE(hidden.regressions.empty());
+  ASSERT_EQ(hidden.notes.size(), 1u);
+  EXPECT_NE(hidden.notes[0].find("1 of the 1 timings compared were taken in the baseline while other processes "
+                                 "held more than a quarter"),
+            std::string::npos)
+      << hidden.notes[0];
+  EXPECT_TRUE(
+      gate_results(results({make_case("p1", Suite::perf, Verdict::pass, around(1000))}), before, {}).notes.empty());
 }
 
 // A worker whose claims the timing witness's floor raised (a fast median
