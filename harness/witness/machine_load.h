@@ -2,8 +2,8 @@
 // every process but the harness and the submission's own spent meanwhile,
 // from /proc/stat less the two's own counts. A median measured while other
 // work held the cores is slower than the code; the results say so beside
-// the timings. Disclosed, never judged: any process can add to it, the
-// submission's unreaped children included.
+// the timings. Disclosed, never judged: other processes' work is not the
+// submission's doing.
 #pragma once
 
 #include <sys/types.h>
