@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "harness/core/clock.h"
+#include "harness/results/machine_load_summary.h"
 #include "harness/results/verdict_counts.h"
 
 namespace harness {
@@ -76,6 +77,15 @@ void ProgressPrinter::print_summary(const RunResults& results) const {
     if (is_unranked_role(e.submission.role) || is_peer_role(e.submission.role)) grade = "(" + e.submission.role + ")";
     std::fprintf(stderr, "%-19s %-40s %-8s %8s %5s  %s\n", e.challenge.c_str(), e.submission.name.c_str(),
                  e.device.c_str(), overall.c_str(), grade.c_str(), verdict_counts(e).c_str());
+  }
+  const MachineLoadSummary load = summarize_machine_load(results);
+  if (load.busy > 0) {
+    const TimingResult::MachineLoad& most = *load.busiest_case->timing->machine_load;
+    std::fprintf(stderr,
+                 "harness: %zu of %zu timings were taken while other processes held more than a quarter of the "
+                 "cores (at most %.2f of %d): their medians are slower than the code (timing.machine_load; the "
+                 "report marks them \"machine busy\")\n",
+                 load.busy, load.other_cores.size(), most.other_cores, most.cores);
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "harness/core/clock.h"
 #include "harness/report/markdown_report.h"
+#include "harness/results/machine_load_summary.h"
 #include "harness/witness/machine_load.h"
 #include "synthetic_results.h"
 
@@ -84,6 +85,11 @@ TEST(MachineLoad, TheReportSaysHowBusyTheMachineWasAndWhenItWasBusy) {
     cases.push_back(c);
   }
   RunResults busy = testing::results(cases);
+  const MachineLoadSummary summary = summarize_machine_load(busy);
+  EXPECT_EQ(summary.other_cores, (std::vector<double>{0.0, 0.1, 1.5}));
+  EXPECT_EQ(summary.busy, 1u);  // 1.5 of 2 cores; 0.1 is within a quarter
+  ASSERT_TRUE(summary.busiest_case);
+  EXPECT_EQ(summary.busiest_case->id, "perf.a2");
   const std::string report = render_markdown(busy);
   EXPECT_NE(report.find("0.10 cores busy in the median timing of 3, at most 1.50 of 2 (`softmax_topk` / `mine`, "
                         "`perf.a2`)"),
