@@ -5,6 +5,8 @@
 
 #include <sys/types.h>
 
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace harness {
@@ -21,5 +23,11 @@ std::vector<ProcessEntry> list_processes();
 
 // The pids of every live process whose process group is `group`.
 std::vector<pid_t> processes_in_group(pid_t group);
+
+// A process's user + system time in seconds, all its threads and its reaped
+// children's, from the text of its /proc/<pid>/stat; nullopt if malformed.
+std::optional<double> parse_process_cpu_seconds(const std::string& stat, double ticks_per_second);
+// The same, read now; nullopt when the process is gone.
+std::optional<double> process_cpu_seconds(pid_t pid);
 
 }  // namespace harness

@@ -3,30 +3,24 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "harness/core/clock.h"
+#include "harness/core/error.h"
+#include "harness/core/files.h"
+#include "harness/core/processes.h"
 
 namespace harness {
 
 namespace {
 
-double ticks_per_second() {
-  const long ticks = ::sysconf(_SC_CLK_TCK);
-  return ticks > 0 ? static_cast<double>(ticks) : 100.0;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::optional<MachineCpuTimes> machine_now() {
-  return parse_machine_cpu_times(read_text("/proc/stat"), ticks_per_second());
+  try {
+    const long ticks = ::sysconf(_SC_CLK_TCK);
+    return parse_machine_cpu_times(read_text_file("/proc/stat"), ticks > 0 ? static_cast<double>(ticks) : 100.0);
+  } catch (const UsageError&) {  // no /proc: no reading
+    return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -46,22 +40,6 @@ std::optional<MachineCpuTimes> parse_machine_cpu_times(const std::string& proc_s
   return t;
 }
 
-std::optional<double> parse_process_cpu_seconds(const std::string& pid_stat, double ticks) {
-  // "pid (comm) state ...": comm may hold spaces and parentheses, so fields
-  // are counted from the last ')'. utime, stime, cutime and cstime are
-  // fields 14 to 17, the 12th to 15th after it.
-  const size_t close = pid_stat.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream in(pid_stat.substr(close + 1));
-  std::string skipped;
-  for (int i = 0; i < 11; ++i) {
-    if (!(in >> skipped)) return std::nullopt;
-  }
-  double utime = 0, stime = 0, cutime = 0, cstime = 0;
-  if (!(in >> utime >> stime >> cutime >> cstime)) return std::nullopt;
-  return (utime + stime + cutime + cstime) / ticks;
-}
-
 LoadWindow::LoadWindow(Processes ours) : ours_(std::move(ours)) {
   start_ours_ = ours_seconds();
   start_ = machine_now();
@@ -73,8 +51,7 @@ std::map<pid_t, double> LoadWindow::ours_seconds() const {
   pids.push_back(::getpid());
   std::map<pid_t, double> seconds;
   for (const pid_t pid : pids) {
-    const auto cpu = parse_process_cpu_seconds(read_text("/proc/" + std::to_string(pid) + "/stat"), ticks_per_second());
-    if (cpu) seconds[pid] = *cpu;
+    if (const auto cpu = process_cpu_seconds(pid)) seconds[pid] = *cpu;
   }
   return seconds;
 }

@@ -27,10 +27,6 @@ struct MachineCpuTimes {
 };
 std::optional<MachineCpuTimes> parse_machine_cpu_times(const std::string& proc_stat, double ticks_per_second);
 
-// A process's user + system time in seconds, all its threads, and its
-// reaped children's, from the text of /proc/<pid>/stat.
-std::optional<double> parse_process_cpu_seconds(const std::string& pid_stat, double ticks_per_second);
-
 // A window over which the machine's load is read: opened as the timing
 // starts, closed as it ends. `ours` lists the submission's processes as they
 // are at each end (a worker may start within the window); the harness's own

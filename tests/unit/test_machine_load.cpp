@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "harness/core/clock.h"
+#include "harness/core/processes.h"
 #include "harness/report/markdown_report.h"
 #include "harness/results/machine_load_summary.h"
 #include "harness/witness/machine_load.h"
