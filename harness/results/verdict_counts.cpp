@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 namespace harness {
@@ -14,6 +15,11 @@ std::string verdict_counts(const EntryResult& entry, std::optional<Suite> suite)
   std::string text;
   for (const auto& [verdict, n] : counts) text += fmt::format("{}{} {}", text.empty() ? "" : ", ", n, verdict);
   return text.empty() ? "no cases" : text;
+}
+
+bool ran_any_case(const EntryResult& entry) {
+  return std::any_of(entry.cases.begin(), entry.cases.end(),
+                     [](const CaseResult& c) { return c.verdict != Verdict::unavailable; });
 }
 
 }  // namespace harness

@@ -12,4 +12,8 @@ namespace harness {
 // "no cases" when there are none.
 std::string verdict_counts(const EntryResult& entry, std::optional<Suite> suite = std::nullopt);
 
+// Whether any case of the entry ran: not every one `unavailable` (a
+// submission whose interpreter or device this machine lacks).
+bool ran_any_case(const EntryResult& entry);
+
 }  // namespace harness

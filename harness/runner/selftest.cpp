@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "harness/results/verdict_counts.h"
 #include "harness/sandbox/sandbox.h"
 #include "harness/witness/memory_witness.h"
@@ -60,10 +58,8 @@ std::vector<SelftestFinding> evaluate_selftest(const RunResults& results) {
       f.observed = verdict_counts(e);
       f.ok = !e.cases.empty();
       for (const auto& c : e.cases) f.ok = f.ok && !is_failure(c.verdict) && c.verdict != Verdict::harness_error;
-      const bool ran = std::any_of(e.cases.begin(), e.cases.end(),
-                                   [](const CaseResult& c) { return c.verdict != Verdict::unavailable; });
       // A control this machine cannot run (PyTorch's, without torch) proves nothing either way.
-      if (!ran && !e.cases.empty()) f.observed += " (not judged: " + e.cases.front().message + ")";
+      if (!ran_any_case(e) && !e.cases.empty()) f.observed += " (not judged: " + e.cases.front().message + ")";
     } else {
       continue;
     }

@@ -8,6 +8,7 @@
 
 #include "harness/core/error.h"
 #include "harness/definitions/challenge_config.h"
+#include "harness/results/verdict_counts.h"
 
 namespace harness {
 
@@ -79,9 +80,7 @@ std::vector<const EntryResult*> entries_named(const RunResults& results, const s
                                               const std::string& name) {
   std::vector<const EntryResult*> found;
   for (const auto& e : results.entries) {
-    const bool ran = std::any_of(e.cases.begin(), e.cases.end(),
-                                 [](const CaseResult& c) { return c.verdict != Verdict::unavailable; });
-    if (e.challenge == challenge && e.submission.name == name && ran) found.push_back(&e);
+    if (e.challenge == challenge && e.submission.name == name && ran_any_case(e)) found.push_back(&e);
   }
   return found;
 }
