@@ -11,7 +11,10 @@ set -euo pipefail
 # be counted in a NumPy kv_cache's memory. (Where a threaded build is already
 # the machine's libblas, the harness runs it on one thread:
 # OPENBLAS_NUM_THREADS=1, docs/PROCESS_PROTOCOL.md.)
-packages=(cmake g++ make pkg-config nlohmann-json3-dev libcli11-dev libfmt-dev libseccomp-dev libgtest-dev libbenchmark-dev python3-junitparser python3-numpy libopenblas0-serial)
+# perl: the test fixture tests/fixtures/softmax_topk/process-perl, a process
+# client in Perl, needs JSON::PP, which Debian ships with perl (in
+# perl-modules-*), not with perl-base alone.
+packages=(cmake g++ make pkg-config nlohmann-json3-dev libcli11-dev libfmt-dev libseccomp-dev libgtest-dev libbenchmark-dev python3-junitparser python3-numpy libopenblas0-serial perl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
