@@ -6,6 +6,7 @@
 #include <mutex>
 #include <vector>
 
+#include "backward_schedule.h"
 #include "tile_plan.h"
 // The persistent pool the CPU kernels share (one pool per shared library:
 // each submission is its own .so).
@@ -43,14 +44,38 @@ void write_rows(const float* acc, int64_t ld, int64_t rows, int64_t dim, float f
     for (int64_t d = 0; d < dim; ++d) out[r * dim + d] = acc[r * ld + d] * factor;
 }
 
-struct Job {
-  TilePlan plan;
-  const float *q, *k, *v, *o, *lse, *dout;
-  float *out_o, *out_lse, *dq, *dk, *dv;
-  float* row_terms;  // backward: [batch * heads_q * n_q] rowsum(dout * o)
-  float* scratch;    // [participants, plan.thread_floats()]
+// Adds row tile `acc` [rows, ld] times `factor` to out [rows, dim].
+void add_rows(const float* acc, int64_t ld, int64_t rows, int64_t dim, float factor, float* out) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t d = 0; d < dim; ++d) out[r * dim + d] += acc[r * ld + d] * factor;
+}
 
-  float* thread_scratch(int participant) const { return scratch + participant * plan.thread_floats(); }
+// Per-thread scratch of a task: tiles, then vectors of kTile.
+constexpr int kForwardTiles = 5, kForwardVectors = 3;
+constexpr int kBackwardTiles = 9;
+
+struct Job {
+  explicit Job(const Shape& shape) : plan(shape) {}
+
+  TilePlan plan;
+  const float *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr, *lse = nullptr, *dout = nullptr;
+  float *out_o = nullptr, *out_lse = nullptr, *dq = nullptr, *dk = nullptr, *dv = nullptr;
+  float* scratch = nullptr;   // [participants, thread_floats]
+  int64_t thread_floats = 0;  // of one participant's scratch
+
+  // The backward's: rowsum(dout * o) of every query, the schedule, its dq
+  // partials [schedule.slots(), slot_floats] and the round being run.
+  float* row_terms = nullptr;
+  BackwardSchedule schedule;
+  float* dq_slots = nullptr;
+  int64_t round_head = 0;   // which query head of each group
+  int64_t round_first = 0;  // the round's first (batch * heads_kv + kv head)
+
+  float* thread_scratch(int participant) const { return scratch + participant * thread_floats; }
+  // The round's query head of the group of kv head bg (batch * heads_kv + kv head).
+  int64_t round_query_head(int64_t bg) const {
+    return (bg / plan.shape.heads_kv) * plan.shape.heads_q + bg % plan.shape.heads_kv * plan.group + round_head;
+  }
 };
 
 // A task over query tiles: which (batch * heads_q + head, tile). The last
@@ -75,7 +100,7 @@ void forward_task(void* context, int64_t task, int participant) {
   const TilePlan& p = job.plan;
   const Shape& s = p.shape;
   const QueryTile t(p, task);
-  const Slots slots(p, job.thread_scratch(participant));
+  const Slots slots(p, job.thread_scratch(participant), kForwardTiles);
   float *q_t = slots.tile(0), *ks = slots.tile(1), *vs = slots.tile(2), *st = slots.tile(3), *acc = slots.tile(4);
   float *m = slots.vector(0), *l = slots.vector(1), *alpha = slots.vector(2);
   pack_transposed(job.q + t.row0 * s.dim, s.dim, t.rows, q_t);
@@ -121,73 +146,71 @@ void row_terms_task(void* context, int64_t task, int /*participant*/) {
   }
 }
 
-// dk and dv of one key tile of one (batch, kv head), by query: k^T and v^T
-// packed once, then every query head of the group and every query tile that
-// sees the tile, in a fixed order.
-void key_task(void* context, int64_t task, int participant) {
-  const Job& job = *static_cast<const Job*>(context);
+// One key tile j0 of kv head `bg` against query head `bh`, by query: dk and
+// dv of the tile (written in the group's first round, added after), and the
+// tile's terms of dq added to `dq_slot`.
+void backward_key_tile(const Job& job, const Slots& slots, int64_t bg, int64_t bh, int64_t j0, float* dq_slot) {
   const TilePlan& p = job.plan;
   const Shape& s = p.shape;
-  const int64_t heads = s.batch * s.heads_kv;
-  // The first key tiles are seen by the most queries under the causal mask: first out.
-  const int64_t bg = task % heads, j0 = task / heads * kTile, n = std::min(kTile, s.n_kv - j0);
-  const int64_t at = (bg * s.n_kv + j0) * s.dim;
-  const Slots slots(p, job.thread_scratch(participant));
-  float *kt = slots.tile(0), *vt = slots.tile(1), *qs = slots.tile(2), *dos = slots.tile(3);
-  float *pt = slots.tile(4), *dpt = slots.tile(5), *dk = slots.tile(6), *dv = slots.tile(7);
+  const int64_t n = std::min(kTile, s.n_kv - j0), at = (bg * s.n_kv + j0) * s.dim;
+  float *kt = slots.tile(0), *vt = slots.tile(1), *qs = slots.tile(2), *dos = slots.tile(3), *pt = slots.tile(4);
+  float *dpt = slots.tile(5), *dk = slots.tile(6), *dv = slots.tile(7), *ks = slots.tile(8);
   pack_transposed(job.k + at, s.dim, n, kt);
   pack_transposed(job.v + at, s.dim, n, vt);
+  const float* kr = row_operand(job.k + at, s.dim, n, p.ld, ks);
   std::fill(dk, dk + kTile * p.ld, 0.0f);
   std::fill(dv, dv + kTile * p.ld, 0.0f);
-  const int64_t first_head = (bg / s.heads_kv) * s.heads_q + bg % s.heads_kv * p.group;
-  for (int64_t bh = first_head; bh < first_head + p.group; ++bh) {
-    for (int64_t qt = p.first_q_tile(j0); qt < p.q_tiles; ++qt) {
-      const int64_t i0 = qt * kTile, rows = std::min(kTile, s.n_q - i0), row0 = bh * s.n_q + i0;
-      const float* qr = row_operand(job.q + row0 * s.dim, s.dim, rows, p.ld, qs);
-      const float* dor = row_operand(job.dout + row0 * s.dim, s.dim, rows, p.ld, dos);
-      tile_scores(qr, p.ld, kt, s.dim, s.scale, pt);
-      if (p.hides(i0, rows, j0)) mask_by_query(p.mask(i0, rows, j0), pt);
-      probabilities_by_query(pt, job.lse + row0, rows);
-      tile_accumulate(dv, pt, dor, rows, p.vectors);  // dv_j += sum_i p_ij dout_i
-      tile_scores(dor, p.ld, vt, s.dim, 1.0f, dpt);
-      score_gradients_by_query(pt, dpt, job.row_terms + row0, rows);
-      tile_accumulate(dk, pt, qr, rows, p.vectors);  // dk_j += sum_i ds_ij q_i
-    }
+  for (int64_t qt = p.first_q_tile(j0); qt < p.q_tiles; ++qt) {
+    const int64_t i0 = qt * kTile, rows = std::min(kTile, s.n_q - i0), row0 = bh * s.n_q + i0;
+    const float* qr = row_operand(job.q + row0 * s.dim, s.dim, rows, p.ld, qs);
+    const float* dor = row_operand(job.dout + row0 * s.dim, s.dim, rows, p.ld, dos);
+    tile_scores(qr, p.ld, kt, s.dim, s.scale, pt);
+    if (p.hides(i0, rows, j0)) mask_by_query(p.mask(i0, rows, j0), pt);
+    probabilities_by_query(pt, job.lse + row0, rows);
+    tile_accumulate(dv, pt, dor, rows, p.vectors);  // dv_j += sum_i p_ij dout_i
+    tile_scores(dor, p.ld, vt, s.dim, 1.0f, dpt);
+    score_gradients_by_query(pt, dpt, job.row_terms + row0, rows);
+    tile_accumulate(dk, pt, qr, rows, p.vectors);                     // dk_j += sum_i ds_ij q_i
+    tile_accumulate_rows(dq_slot + i0 * p.ld, pt, kr, n, p.vectors);  // dq_i += sum_j ds_ij k_j
   }
-  write_rows(dk, p.ld, n, s.dim, s.scale, job.dk + at);
-  write_rows(dv, p.ld, n, s.dim, 1.0f, job.dv + at);
+  const auto out = job.round_head == 0 ? write_rows : add_rows;
+  out(dk, p.ld, n, s.dim, s.scale, job.dk + at);
+  out(dv, p.ld, n, s.dim, 1.0f, job.dv + at);
 }
 
-// dq of one query tile, by key: q^T and dout^T packed once, then every key
-// tile it sees, in order.
-void query_task(void* context, int64_t task, int participant) {
+// A chunk of the key tiles of one (batch, kv head) of the round, against the
+// round's query head of its group; its dq terms summed in its own slot.
+void backward_task(void* context, int64_t task, int participant) {
+  const Job& job = *static_cast<const Job*>(context);
+  const TilePlan& p = job.plan;
+  const BackwardSchedule& plan = job.schedule;
+  const int64_t bg = job.round_first + task / plan.chunks, chunk = task % plan.chunks;
+  float* dq_slot = job.dq_slots + task * plan.slot_floats;
+  std::fill(dq_slot, dq_slot + plan.slot_floats, 0.0f);
+  const Slots slots(p, job.thread_scratch(participant), kBackwardTiles);
+  for (int64_t turn = 0; turn * plan.chunks < p.kv_tiles; ++turn) {
+    const int64_t tile = plan.key_tile(p, chunk, turn);
+    if (tile >= 0) backward_key_tile(job, slots, bg, job.round_query_head(bg), tile * kTile, dq_slot);
+  }
+}
+
+// dq of one query tile of a head of the round: its chunks' slots, summed in
+// chunk order.
+void dq_sum_task(void* context, int64_t task, int /*participant*/) {
   const Job& job = *static_cast<const Job*>(context);
   const TilePlan& p = job.plan;
   const Shape& s = p.shape;
-  const QueryTile t(p, task);
-  const Slots slots(p, job.thread_scratch(participant));
-  float *q_t = slots.tile(0), *dout_t = slots.tile(1), *ks = slots.tile(2), *vs = slots.tile(3);
-  float *pt = slots.tile(4), *dpt = slots.tile(5), *dq = slots.tile(6);
-  float *bias = slots.vector(0), *row_terms = slots.vector(1);
-  pack_transposed(job.q + t.row0 * s.dim, s.dim, t.rows, q_t);
-  pack_transposed(job.dout + t.row0 * s.dim, s.dim, t.rows, dout_t);
-  std::fill(dq, dq + kTile * p.ld, 0.0f);
-  std::fill(std::copy(job.row_terms + t.row0, job.row_terms + t.row0 + t.rows, row_terms), row_terms + kTile, 0.0f);
-  const float* k = job.k + t.kv_head * s.n_kv * s.dim;
-  const float* v = job.v + t.kv_head * s.n_kv * s.dim;
-  const int64_t end = p.keys_end(t.i0 + t.rows - 1);
-  for (int64_t j0 = 0; j0 < end; j0 += kTile) {
-    const int64_t n = std::min(kTile, s.n_kv - j0);
-    const float* kr = row_operand(k + j0 * s.dim, s.dim, n, p.ld, ks);
-    const float* vr = row_operand(v + j0 * s.dim, s.dim, n, p.ld, vs);
-    tile_scores(kr, p.ld, q_t, s.dim, s.scale, pt);
-    if (p.hides(t.i0, t.rows, j0)) mask_by_key(p.mask(t.i0, t.rows, j0), pt);
-    probabilities_by_key(pt, job.lse + t.row0, t.rows, bias);
-    tile_scores(vr, p.ld, dout_t, s.dim, 1.0f, dpt);
-    score_gradients_by_key(pt, dpt, row_terms);
-    tile_accumulate(dq, pt, kr, n, p.vectors);  // dq_i += sum_j ds_ij k_j
+  const BackwardSchedule& plan = job.schedule;
+  const int64_t w = task / p.q_tiles, i0 = task % p.q_tiles * kTile, rows = std::min(kTile, s.n_q - i0);
+  float* dq = job.dq + (job.round_query_head(job.round_first + w) * s.n_q + i0) * s.dim;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t d = 0; d < s.dim; ++d) {
+      const float* term = job.dq_slots + w * plan.chunks * plan.slot_floats + (i0 + r) * p.ld + d;
+      float sum = 0.0f;
+      for (int64_t c = 0; c < plan.chunks; ++c) sum += term[c * plan.slot_floats];
+      dq[r * s.dim + d] = sum * s.scale;
+    }
   }
-  write_rows(dq, p.ld, t.rows, s.dim, s.scale, job.dq + t.row0 * s.dim);
 }
 
 }  // namespace
@@ -200,23 +223,37 @@ using kernels::common::ThreadPool;
 void forward(const float* q, const float* k, const float* v, const Shape& shape, float* o, float* lse) {
   std::lock_guard<std::mutex> lock(detail::scratch_mutex);
   ThreadPool& pool = ThreadPool::instance();
-  Job job{TilePlan(shape), q, k, v, nullptr, nullptr, nullptr, o, lse, nullptr, nullptr, nullptr, nullptr, nullptr};
-  job.scratch = detail::scratch(pool.size() * job.plan.thread_floats());
+  Job job(shape);
+  job.q = q, job.k = k, job.v = v, job.out_o = o, job.out_lse = lse;
+  job.thread_floats = job.plan.thread_floats(detail::kForwardTiles, detail::kForwardVectors);
+  job.scratch = detail::scratch(pool.size() * job.thread_floats);
   pool.run(shape.batch * shape.heads_q * job.plan.q_tiles, detail::forward_task, &job);
 }
 
 void backward(const float* q, const float* k, const float* v, const float* o, const float* lse, const float* dout,
               const Shape& shape, float* dq, float* dk, float* dv) {
+  using detail::kLanes;
   std::lock_guard<std::mutex> lock(detail::scratch_mutex);
   ThreadPool& pool = ThreadPool::instance();
-  Job job{TilePlan(shape), q, k, v, o, lse, dout, nullptr, nullptr, dq, dk, dv, nullptr, nullptr};
-  const int64_t tile_floats = pool.size() * job.plan.thread_floats();  // a multiple of kLanes
-  const int64_t rows = shape.batch * shape.heads_q * shape.n_q;
-  job.scratch = detail::scratch(tile_floats + rows);
+  Job job(shape);
+  job.q = q, job.k = k, job.v = v, job.o = o, job.lse = lse, job.dout = dout, job.dq = dq, job.dk = dk, job.dv = dv;
+  job.thread_floats = job.plan.thread_floats(detail::kBackwardTiles, 0);
+  job.schedule = detail::BackwardSchedule(job.plan, pool.size());
+  // Tiles, row terms, dq slots: each a multiple of kLanes floats, so that each stays aligned.
+  const int64_t tile_floats = pool.size() * job.thread_floats;
+  const int64_t rows = shape.batch * shape.heads_q * shape.n_q, row_floats = (rows + kLanes - 1) / kLanes * kLanes;
+  job.scratch = detail::scratch(tile_floats + row_floats + job.schedule.slots() * job.schedule.slot_floats);
   job.row_terms = job.scratch + tile_floats;
+  job.dq_slots = job.row_terms + row_floats;
   pool.run((rows + detail::kRowTermRows - 1) / detail::kRowTermRows, detail::row_terms_task, &job);
-  pool.run(shape.batch * shape.heads_kv * job.plan.kv_tiles, detail::key_task, &job);
-  pool.run(shape.batch * shape.heads_q * job.plan.q_tiles, detail::query_task, &job);
+  const int64_t kv_heads = shape.batch * shape.heads_kv;
+  for (job.round_head = 0; job.round_head < job.plan.group; ++job.round_head) {
+    for (job.round_first = 0; job.round_first < kv_heads; job.round_first += job.schedule.wave) {
+      const int64_t heads = std::min(job.schedule.wave, kv_heads - job.round_first);
+      pool.run(heads * job.schedule.chunks, detail::backward_task, &job);
+      pool.run(heads * job.plan.q_tiles, detail::dq_sum_task, &job);
+    }
+  }
 }
 
 }  // namespace attention::cpu

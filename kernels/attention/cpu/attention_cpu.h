@@ -28,11 +28,14 @@ struct Shape {
 void forward(const float* q, const float* k, const float* v, const Shape& shape, float* o, float* lse);
 
 // dq, dk, dv for dL/do = dout, given the forward's o and lse (lse used as
-// given: p = exp(s - lse)). Deterministic, independent of the thread count:
-// dk and dv are each summed by one task per (batch, kv head, key tile), in
-// a fixed order over the group's query heads and query tiles; dq by one task
-// per (batch, query head, query tile). Scratch besides the per-thread tiles:
-// batch * heads_q * n_q floats of rowsum(dout * o).
+// given: p = exp(s - lse)). One pass over the visible tile pairs (the scores
+// and dp computed once): each task owns key tiles of one (batch, kv head),
+// sums their dk and dv itself and its dq terms in a partial dq of its own,
+// added in a fixed order afterwards (backward_schedule.h). Deterministic for
+// a given thread count: which thread runs a task changes no sum. Scratch
+// besides the per-thread tiles: batch * heads_q * n_q floats of
+// rowsum(dout * o), and the partial dqs, at most 128 floats per key (or
+// query) and thread.
 // May throw std::bad_alloc.
 void backward(const float* q, const float* k, const float* v, const float* o, const float* lse, const float* dout,
               const Shape& shape, float* dq, float* dk, float* dv);

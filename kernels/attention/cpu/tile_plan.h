@@ -47,25 +47,24 @@ struct TilePlan {
     return rows < kTile || j0 + kTile > shape.n_kv || (shape.causal && j0 + kTile - 1 > i0 + offset);
   }
 
-  // Floats of one thread's scratch: kSlots tiles of kTile x max(ld, kTile)
+  // Floats of one thread's scratch: `tiles` tiles of kTile x max(ld, kTile)
   // (a [kTile, ld] row tile, a [dim, kTile] transposed one or a score tile),
-  // then kVectors vectors of kTile; a multiple of kLanes, so slots stay aligned.
-  static constexpr int kSlots = 8;
-  static constexpr int kVectors = 3;
+  // then `vector_count` vectors of kTile; a multiple of kLanes, so slots stay aligned.
   int64_t slot_floats() const { return kTile * std::max(ld, kTile); }
-  int64_t thread_floats() const { return kSlots * slot_floats() + kVectors * kTile; }
+  int64_t thread_floats(int tiles, int vector_count) const { return tiles * slot_floats() + vector_count * kTile; }
 };
 
 // One thread's scratch, handed out as tiles and vectors.
 class Slots {
  public:
-  Slots(const TilePlan& plan, float* base) : base_(base), size_(plan.slot_floats()) {}
+  Slots(const TilePlan& plan, float* base, int tiles) : base_(base), size_(plan.slot_floats()), tiles_(tiles) {}
   float* tile(int i) const { return base_ + i * size_; }
-  float* vector(int i) const { return base_ + TilePlan::kSlots * size_ + i * kTile; }
+  float* vector(int i) const { return base_ + tiles_ * size_ + i * kTile; }
 
  private:
   float* base_;
   int64_t size_;
+  int tiles_;
 };
 
 }  // namespace attention::cpu::detail

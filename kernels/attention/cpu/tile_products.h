@@ -111,10 +111,16 @@ inline void tile_scores(const float* a, int64_t lda, const float* bt, int64_t di
   for (int64_t c0 = 0; c0 < kTile; c0 += kColumns) scores_chunk<kMaxChunk>(a, lda, bt + c0, dim, scale, out + c0);
 }
 
-// c[r * ld + :Chunk registers] += sum_{k < depth} w[k * kTile + r] * b[k * ld + :]
-// for r < kTile: w is a score tile read transposed.
-template <int Chunk>
+// How a product's weights are laid out: kTransposed reads w[k * kTile + r]
+// (a score tile whose rows are the depth), kRows w[r * kTile + k] (one whose
+// rows are the output's).
+enum class Weights { kTransposed, kRows };
+
+// c[r * ld + :Chunk registers] += sum_{k < depth} weight(r, k) * b[k * ld + :]
+// for r < kTile.
+template <int Chunk, Weights Layout>
 inline void accumulate_chunk(float* c, const float* w, const float* b, int64_t ld, int64_t depth) {
+  const int64_t row_step = Layout == Weights::kRows ? kTile : 1, depth_step = Layout == Weights::kRows ? 1 : kTile;
   for (int64_t r0 = 0; r0 < kTile; r0 += kBlockRows) {
     vreg acc[kBlockRows][Chunk];
     for (int r = 0; r < kBlockRows; ++r)
@@ -123,7 +129,7 @@ inline void accumulate_chunk(float* c, const float* w, const float* b, int64_t l
       vreg bk[Chunk];
       for (int v = 0; v < Chunk; ++v) in_register(bk[v] = load_reg(b + k * ld + v * kRegLanes));
       for (int r = 0; r < kBlockRows; ++r) {
-        const float x = w[k * kTile + r0 + r];
+        const float x = w[k * depth_step + (r0 + r) * row_step];
         for (int v = 0; v < Chunk; ++v) acc[r][v] += x * bk[v];
       }
     }
@@ -132,24 +138,35 @@ inline void accumulate_chunk(float* c, const float* w, const float* b, int64_t l
   }
 }
 
-// c [kTile, ld] += w^T b over `depth` terms: w a score tile [depth, kTile],
-// b [depth, ld] rows, ld = vectors * kLanes. p^T v into o, ds^T k into dq,
-// p^T dout into dv, ds^T q into dk (each with w in the layout that makes it
-// w^T). In column chunks, so that any dim has a register-blocked path.
-inline void tile_accumulate(float* c, const float* w, const float* b, int64_t depth, int64_t vectors) {
+// c [kTile, ld] += W b over `depth` terms: W [kTile, depth] read from a
+// score tile in `Layout`, b [depth, ld] rows, ld = vectors * kLanes. In
+// column chunks, so that any dim has a register-blocked path.
+template <Weights Layout>
+inline void accumulate(float* c, const float* w, const float* b, int64_t depth, int64_t vectors) {
   const int64_t ld = vectors * kLanes, registers = ld / kRegLanes;
   for (int64_t v0 = 0; v0 < registers; v0 += kMaxChunk) {
     float* cc = c + v0 * kRegLanes;
     const float* bb = b + v0 * kRegLanes;
     switch (std::min<int64_t>(kMaxChunk, registers - v0)) {
-      case 1: accumulate_chunk<1>(cc, w, bb, ld, depth); break;
+      case 1: accumulate_chunk<1, Layout>(cc, w, bb, ld, depth); break;
 #if defined(__AVX512F__)
-      case 3: accumulate_chunk<3>(cc, w, bb, ld, depth); break;
-      case 4: accumulate_chunk<4>(cc, w, bb, ld, depth); break;
+      case 3: accumulate_chunk<3, Layout>(cc, w, bb, ld, depth); break;
+      case 4: accumulate_chunk<4, Layout>(cc, w, bb, ld, depth); break;
 #endif
-      default: accumulate_chunk<2>(cc, w, bb, ld, depth); break;
+      default: accumulate_chunk<2, Layout>(cc, w, bb, ld, depth); break;
     }
   }
+}
+
+// c += w^T b, w a score tile [depth, kTile]: p^T v into o, p^T dout into dv,
+// ds^T q into dk (each with w in the layout that makes it w^T).
+inline void tile_accumulate(float* c, const float* w, const float* b, int64_t depth, int64_t vectors) {
+  accumulate<Weights::kTransposed>(c, w, b, depth, vectors);
+}
+
+// c += w b, w a score tile [kTile, depth]: ds k into dq, from a tile by query.
+inline void tile_accumulate_rows(float* c, const float* w, const float* b, int64_t depth, int64_t vectors) {
+  accumulate<Weights::kRows>(c, w, b, depth, vectors);
 }
 
 }  // namespace attention::cpu::detail
