@@ -232,9 +232,13 @@ void forward(const float* q, const float* k, const float* v, const Shape& shape,
 
 void backward(const float* q, const float* k, const float* v, const float* o, const float* lse, const float* dout,
               const Shape& shape, float* dq, float* dk, float* dv) {
+  backward(ThreadPool::instance(), q, k, v, o, lse, dout, shape, dq, dk, dv);
+}
+
+void backward(ThreadPool& pool, const float* q, const float* k, const float* v, const float* o, const float* lse,
+              const float* dout, const Shape& shape, float* dq, float* dk, float* dv) {
   using detail::kLanes;
   std::lock_guard<std::mutex> lock(detail::scratch_mutex);
-  ThreadPool& pool = ThreadPool::instance();
   Job job(shape);
   job.q = q, job.k = k, job.v = v, job.o = o, job.lse = lse, job.dout = dout, job.dq = dq, job.dk = dk, job.dv = dv;
   job.thread_floats = job.plan.thread_floats(detail::kBackwardTiles, 0);

@@ -7,6 +7,10 @@
 
 #include <cstdint>
 
+namespace kernels::common {
+class ThreadPool;
+}
+
 namespace attention::cpu {
 
 struct Shape {
@@ -39,6 +43,11 @@ void forward(const float* q, const float* k, const float* v, const Shape& shape,
 // May throw std::bad_alloc.
 void backward(const float* q, const float* k, const float* v, const float* o, const float* lse, const float* dout,
               const Shape& shape, float* dq, float* dk, float* dv);
+
+// The same on `pool` rather than the process's own: how its split by thread
+// count is tested on pools this machine's CPUs would not give.
+void backward(kernels::common::ThreadPool& pool, const float* q, const float* k, const float* v, const float* o,
+              const float* lse, const float* dout, const Shape& shape, float* dq, float* dk, float* dv);
 
 }  // namespace attention::cpu
 

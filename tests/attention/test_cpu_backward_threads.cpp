@@ -1,0 +1,118 @@
+// The fast CPU backward (kernels/attention/cpu) on pools of 1 to 8 threads:
+// its split of the work depends on the thread count (backward_schedule.h),
+// and a machine of 2 CPUs only ever runs one split. On each pool, every
+// output matches the float64 reference, and a second call gives the same
+// bits.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "attention/cpu/attention_cpu.h"
+#include "attention/sdpa_reference.h"
+#include "common/thread_pool.h"
+
+namespace {
+
+using attention::cpu::Shape;
+
+struct Problem {
+  Shape shape;
+  std::vector<float> q, k, v, o, lse, dout;
+  std::vector<double> dq, dk, dv;  // float64, from the float32 inputs
+};
+
+int64_t q_size(const Shape& s) { return s.batch * s.heads_q * s.n_q * s.dim; }
+int64_t kv_size(const Shape& s) { return s.batch * s.heads_kv * s.n_kv * s.dim; }
+
+Problem make_problem(const Shape& shape, uint32_t seed) {
+  Problem p{shape, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  auto fill = [&](std::vector<float>& x, int64_t n) {
+    x.resize(static_cast<size_t>(n));
+    for (float& e : x) e = normal(rng);
+  };
+  fill(p.q, q_size(shape));
+  fill(p.k, kv_size(shape));
+  fill(p.v, kv_size(shape));
+  fill(p.dout, q_size(shape));
+  p.o.resize(p.q.size());
+  p.lse.resize(static_cast<size_t>(shape.batch * shape.heads_q * shape.n_q));
+  p.dq.assign(p.q.size(), 0.0);
+  p.dk.assign(p.k.size(), 0.0);
+  p.dv.assign(p.v.size(), 0.0);
+
+  const reference::SdpaShape head{shape.n_q, shape.n_kv, shape.dim, shape.scale, shape.causal};
+  const int64_t group = shape.heads_q / shape.heads_kv;
+  const size_t q_head = static_cast<size_t>(shape.n_q * shape.dim),
+               kv_head = static_cast<size_t>(shape.n_kv * shape.dim);
+  for (int64_t bh = 0; bh < shape.batch * shape.heads_q; ++bh) {
+    const int64_t bg = bh / shape.heads_q * shape.heads_kv + bh % shape.heads_q / group;
+    auto widen = [](const float* x, size_t n) { return std::vector<double>(x, x + n); };
+    const std::vector<double> q = widen(&p.q[bh * q_head], q_head), k = widen(&p.k[bg * kv_head], kv_head),
+                              v = widen(&p.v[bg * kv_head], kv_head), dout = widen(&p.dout[bh * q_head], q_head);
+    std::vector<double> o(q_head), lse(static_cast<size_t>(shape.n_q));
+    reference::sdpa_forward_head(head, q.data(), k.data(), v.data(), o.data(), lse.data());
+    for (size_t i = 0; i < q_head; ++i) p.o[bh * q_head + i] = static_cast<float>(o[i]);
+    for (int64_t i = 0; i < shape.n_q; ++i) p.lse[bh * shape.n_q + i] = static_cast<float>(lse[i]);
+    reference::sdpa_backward_head(head, q.data(), k.data(), v.data(), dout.data(), &p.dq[bh * q_head],
+                                  &p.dk[bg * kv_head], &p.dv[bg * kv_head]);
+  }
+  return p;
+}
+
+// |got - want| / |want|, in the 2-norm over the whole tensor.
+double normwise_error(const std::vector<float>& got, const std::vector<double>& want) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    diff += (got[i] - want[i]) * (got[i] - want[i]);
+    norm += want[i] * want[i];
+  }
+  return std::sqrt(diff / norm);
+}
+
+Shape shape_of(int64_t batch, int64_t heads_q, int64_t heads_kv, int64_t n_q, int64_t n_kv, int64_t dim, bool causal) {
+  return Shape{batch, heads_q, heads_kv, n_q, n_kv, dim, 1.0f / std::sqrt(static_cast<float>(dim)), causal};
+}
+
+// Float32 rounding leaves these shapes' gradients within 7.4e-7 of the
+// float64 ones on every pool (measured); with the last partial dq of a
+// round left out they are off by 2.3e-3 or more, and with a GQA round's dk
+// and dv written over the previous round's instead of added, by 0.68.
+constexpr double kTolerance = 1e-4;
+
+TEST(AttentionCpuBackward, EveryThreadCountGivesTheReferenceGradientsAndTheSameBitsTwice) {
+  const Shape shapes[] = {
+      shape_of(2, 4, 2, 100, 150, 32, true),  // GQA rounds, causal, n_q < n_kv
+      shape_of(1, 2, 1, 200, 65, 64, true),   // 135 queries see no key
+      shape_of(1, 1, 1, 70, 700, 96, false),  // one head, many key tiles
+      shape_of(3, 8, 8, 33, 33, 64, true),    // many small heads: several per round
+  };
+  for (int participants : {1, 2, 3, 5, 8}) {
+    kernels::common::ThreadPool pool(participants);
+    for (const Shape& s : shapes) {
+      const Problem p = make_problem(s, 7);
+      SCOPED_TRACE(testing::Message() << participants << " threads, b" << s.batch << ".h" << s.heads_q << "x"
+                                      << s.heads_kv << ".q" << s.n_q << ".k" << s.n_kv << ".d" << s.dim);
+      std::vector<float> dq(p.q.size()), dk(p.k.size()), dv(p.v.size());
+      attention::cpu::backward(pool, p.q.data(), p.k.data(), p.v.data(), p.o.data(), p.lse.data(), p.dout.data(), s,
+                               dq.data(), dk.data(), dv.data());
+      EXPECT_LT(normwise_error(dq, p.dq), kTolerance) << "dq";
+      EXPECT_LT(normwise_error(dk, p.dk), kTolerance) << "dk";
+      EXPECT_LT(normwise_error(dv, p.dv), kTolerance) << "dv";
+
+      std::vector<float> dq2(dq.size(), NAN), dk2(dk.size(), NAN), dv2(dv.size(), NAN);
+      attention::cpu::backward(pool, p.q.data(), p.k.data(), p.v.data(), p.o.data(), p.lse.data(), p.dout.data(), s,
+                               dq2.data(), dk2.data(), dv2.data());
+      EXPECT_EQ(0, std::memcmp(dq.data(), dq2.data(), dq.size() * sizeof(float))) << "dq differs between calls";
+      EXPECT_EQ(0, std::memcmp(dk.data(), dk2.data(), dk.size() * sizeof(float))) << "dk differs between calls";
+      EXPECT_EQ(0, std::memcmp(dv.data(), dv2.data(), dv.size() * sizeof(float))) << "dv differs between calls";
+    }
+  }
+}
+
+}  // namespace
