@@ -63,6 +63,12 @@ struct Job {
   float* scratch = nullptr;   // [participants, thread_floats]
   int64_t thread_floats = 0;  // of one participant's scratch
 
+  // The forward's: tasks per query tile (each a share of its keys) and,
+  // where there are several, each task's unnormalised o, max and sum.
+  int64_t key_splits = 1;
+  float* partials = nullptr;  // [tasks, partial_floats()]
+  int64_t partial_floats() const { return kTile * (plan.ld + 2); }
+
   // The backward's: rowsum(dout * o) of every query, the schedule, its dq
   // partials [schedule.slots(), slot_floats] and the round being run.
   float* row_terms = nullptr;
@@ -93,24 +99,59 @@ struct QueryTile {
   }
 };
 
-// o and lse of one query tile, by key: q^T packed once, then each key tile
-// the queries see, in order.
+// Key tiles that query tiles of the whole tile count shared out alone would
+// leave threads idle (few queries, many keys: the long-context shape on a
+// machine of many CPUs): each query tile's keys are then split among up to
+// 4 tasks per thread, and their partial sums merged.
+int64_t forward_key_splits(const TilePlan& p, int participants) {
+  const int64_t tiles = p.shape.batch * p.shape.heads_q * p.q_tiles;
+  if (participants <= 1 || tiles >= 2 * participants) return 1;
+  return std::min(p.kv_tiles, (4 * participants + tiles - 1) / tiles);
+}
+
+// Writes o = acc / l and lse = m + log l of a query tile's rows; a row that
+// saw no key gets o = 0 and lse = -inf.
+void write_output(const Job& job, const QueryTile& t, const float* acc, const float* m, const float* l) {
+  const Shape& s = job.plan.shape;
+  for (int64_t r = 0; r < t.rows; ++r) {
+    float* o = job.out_o + (t.row0 + r) * s.dim;
+    if (l[r] > 0.0f) {  // >= 1: the row's largest score contributes exp(0)
+      for (int64_t d = 0; d < s.dim; ++d) o[d] = acc[r * job.plan.ld + d] / l[r];
+      job.out_lse[t.row0 + r] = m[r] + std::log(l[r]);
+    } else {
+      std::fill(o, o + s.dim, 0.0f);
+      job.out_lse[t.row0 + r] = kMinusInf;
+    }
+  }
+}
+
+// A query tile against its share of the keys it sees, by key: q^T packed
+// once, then each key tile in order, into the running max m, sum l and
+// unnormalised o. With one share, o and lse are written; with several, the
+// task's m, l and o are left in its partial for forward_merge_task.
 void forward_task(void* context, int64_t task, int participant) {
   const Job& job = *static_cast<const Job*>(context);
   const TilePlan& p = job.plan;
   const Shape& s = p.shape;
-  const QueryTile t(p, task);
+  const QueryTile t(p, task / job.key_splits);
+  const int64_t share = task % job.key_splits;
   const Slots slots(p, job.thread_scratch(participant), kForwardTiles);
   float *q_t = slots.tile(0), *ks = slots.tile(1), *vs = slots.tile(2), *st = slots.tile(3), *acc = slots.tile(4);
   float *m = slots.vector(0), *l = slots.vector(1), *alpha = slots.vector(2);
+  if (job.key_splits > 1) {
+    acc = job.partials + task * job.partial_floats();
+    m = acc + kTile * p.ld;
+    l = m + kTile;
+  }
   pack_transposed(job.q + t.row0 * s.dim, s.dim, t.rows, q_t);
   std::fill(acc, acc + kTile * p.ld, 0.0f);
   std::fill(m, m + kTile, kMinusInf);
   std::fill(l, l + kTile, 0.0f);
   const float* k = job.k + t.kv_head * s.n_kv * s.dim;
   const float* v = job.v + t.kv_head * s.n_kv * s.dim;
-  const int64_t end = p.keys_end(t.i0 + t.rows - 1);
-  for (int64_t j0 = 0; j0 < end; j0 += kTile) {
+  const int64_t seen = (p.keys_end(t.i0 + t.rows - 1) + kTile - 1) / kTile;  // key tiles the tile sees
+  const int64_t end = std::min(s.n_kv, seen * (share + 1) / job.key_splits * kTile);
+  for (int64_t j0 = seen * share / job.key_splits * kTile; j0 < end; j0 += kTile) {
     const int64_t n = std::min(kTile, s.n_kv - j0);
     const float* kr = row_operand(k + j0 * s.dim, s.dim, n, p.ld, ks);
     tile_scores(kr, p.ld, q_t, s.dim, s.scale, st);
@@ -118,16 +159,35 @@ void forward_task(void* context, int64_t task, int participant) {
     online_softmax_by_key(st, m, l, alpha, acc, p.ld);
     tile_accumulate(acc, st, row_operand(v + j0 * s.dim, s.dim, n, p.ld, vs), n, p.vectors);  // o += p v
   }
+  if (job.key_splits == 1) write_output(job, t, acc, m, l);
+}
+
+// o and lse of one query tile from its tasks' partials, in share order:
+// each rescaled from its own max to the largest.
+void forward_merge_task(void* context, int64_t task, int participant) {
+  const Job& job = *static_cast<const Job*>(context);
+  const TilePlan& p = job.plan;
+  const QueryTile t(p, task);
+  const Slots slots(p, job.thread_scratch(participant), kForwardTiles);
+  float *acc = slots.tile(4), *m = slots.vector(0), *l = slots.vector(1);
+  const float* first = job.partials + task * job.key_splits * job.partial_floats();
   for (int64_t r = 0; r < t.rows; ++r) {
-    float* o = job.out_o + (t.row0 + r) * s.dim;
-    if (l[r] > 0.0f) {  // >= 1: the row's largest score contributes exp(0)
-      for (int64_t d = 0; d < s.dim; ++d) o[d] = acc[r * p.ld + d] / l[r];
-      job.out_lse[t.row0 + r] = m[r] + std::log(l[r]);
-    } else {
-      std::fill(o, o + s.dim, 0.0f);
-      job.out_lse[t.row0 + r] = kMinusInf;
+    m[r] = kMinusInf;
+    for (int64_t share = 0; share < job.key_splits; ++share)
+      m[r] = std::max(m[r], first[share * job.partial_floats() + kTile * p.ld + r]);
+    l[r] = 0.0f;
+    std::fill(acc + r * p.ld, acc + (r + 1) * p.ld, 0.0f);
+    if (m[r] == kMinusInf) continue;  // no key seen: l stays 0
+    for (int64_t share = 0; share < job.key_splits; ++share) {
+      const float* part = first + share * job.partial_floats();
+      const float share_m = part[kTile * p.ld + r];
+      if (share_m == kMinusInf) continue;  // saw none of its keys
+      const float factor = std::exp(share_m - m[r]);
+      l[r] += part[kTile * p.ld + kTile + r] * factor;
+      for (int64_t d = 0; d < p.ld; ++d) acc[r * p.ld + d] += part[r * p.ld + d] * factor;
     }
   }
+  write_output(job, t, acc, m, l);
 }
 
 // D[r] = rowsum(dout * o), float lanes of at most dim / kLanes terms each.
@@ -221,13 +281,23 @@ using detail::TilePlan;
 using kernels::common::ThreadPool;
 
 void forward(const float* q, const float* k, const float* v, const Shape& shape, float* o, float* lse) {
+  forward(ThreadPool::instance(), q, k, v, shape, o, lse);
+}
+
+void forward(ThreadPool& pool, const float* q, const float* k, const float* v, const Shape& shape, float* o,
+             float* lse) {
   std::lock_guard<std::mutex> lock(detail::scratch_mutex);
-  ThreadPool& pool = ThreadPool::instance();
   Job job(shape);
   job.q = q, job.k = k, job.v = v, job.out_o = o, job.out_lse = lse;
   job.thread_floats = job.plan.thread_floats(detail::kForwardTiles, detail::kForwardVectors);
-  job.scratch = detail::scratch(pool.size() * job.thread_floats);
-  pool.run(shape.batch * shape.heads_q * job.plan.q_tiles, detail::forward_task, &job);
+  job.key_splits = detail::forward_key_splits(job.plan, pool.size());
+  const int64_t query_tiles = shape.batch * shape.heads_q * job.plan.q_tiles;
+  const int64_t tile_floats = pool.size() * job.thread_floats;  // a multiple of kLanes, as is a partial
+  const int64_t partial_floats = job.key_splits > 1 ? query_tiles * job.key_splits * job.partial_floats() : 0;
+  job.scratch = detail::scratch(tile_floats + partial_floats);
+  job.partials = job.scratch + tile_floats;
+  pool.run(query_tiles * job.key_splits, detail::forward_task, &job);
+  if (job.key_splits > 1) pool.run(query_tiles, detail::forward_merge_task, &job);
 }
 
 void backward(const float* q, const float* k, const float* v, const float* o, const float* lse, const float* dout,

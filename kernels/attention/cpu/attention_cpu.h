@@ -26,10 +26,17 @@ struct Shape {
 
 // o [batch, heads_q, n_q, dim] and lse [batch, heads_q, n_q], every element
 // written; a query that sees no key gets o = 0 and lse = -inf. Parallel over
-// (batch, query head, tile of 64 queries); key tiles the causal mask hides
-// entirely are skipped. Needs every size >= 1.
-// May throw std::bad_alloc (per-thread tile scratch, kept between calls).
+// (batch, query head, tile of 64 queries); where those are fewer than twice
+// the threads (few queries, many keys), over shares of each tile's keys too,
+// merged by their max and sum. Key tiles the causal mask hides entirely are
+// skipped. Needs every size >= 1.
+// May throw std::bad_alloc (per-thread tile scratch, and a tile's o, max and
+// sum per share where keys are shared, kept between calls).
 void forward(const float* q, const float* k, const float* v, const Shape& shape, float* o, float* lse);
+
+// The same on `pool` rather than the process's own (as backward below).
+void forward(kernels::common::ThreadPool& pool, const float* q, const float* k, const float* v, const Shape& shape,
+             float* o, float* lse);
 
 // dq, dk, dv for dL/do = dout, given the forward's o and lse (lse used as
 // given: p = exp(s - lse)). One pass over the visible tile pairs (the scores

@@ -127,13 +127,15 @@ void BM_AttentionBackward(benchmark::State& state) {
 }
 
 // {batch, heads_q, heads_kv, n_q, n_kv, dim, causal}: the challenge's CPU
-// perf shapes (prefill, long, gqa), then a longer causal one.
+// perf shapes (prefill, long, gqa), a longer causal one, and one tile of
+// queries against many keys (the forward shares its keys among threads).
 void shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"batch", "heads_q", "heads_kv", "n_q", "n_kv", "dim", "causal"});
   b->Args({1, 4, 4, 512, 512, 64, 1});
   b->Args({1, 1, 1, 256, 8192, 64, 0});
   b->Args({1, 8, 2, 512, 512, 128, 1});
   b->Args({1, 8, 8, 1024, 1024, 64, 1});
+  b->Args({1, 1, 1, 64, 16384, 64, 0});
   b->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
