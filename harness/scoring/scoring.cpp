@@ -76,12 +76,15 @@ DimensionScore graded_stability(const EntryResult& entry) {
 
 // A perf case declared unsupported scores 0 like a failing one: left out,
 // declining the shapes where a submission is slow would raise its
-// performance far more than the completeness it costs.
+// performance far more than the completeness it costs. A passing case with
+// no baseline timing to compare is scored on bandwidth alone; where the
+// challenge gives bandwidth no share (compute-bound), it is left out
+// instead, as not measured: its bandwidth says nothing of its speed.
 DimensionScore performance(const EntryResult& entry, const EntryResult* baseline, const PerformanceScoring& p,
                            std::vector<std::string>& notes) {
   DimensionScore d;
   double sum = 0;
-  size_t counted = 0, with_speedup = 0, unsupported = 0;
+  size_t counted = 0, with_speedup = 0, unsupported = 0, unmeasured = 0;
   for (const auto& c : entry.cases) {
     if (c.suite != Suite::perf || c.verdict == Verdict::unavailable) continue;
     ++counted;
@@ -95,16 +98,25 @@ DimensionScore performance(const EntryResult& entry, const EntryResult* baseline
       const double speed_part = std::clamp(std::log(speedup) / std::log(p.full_marks_speedup), 0.0, 1.0);
       sum += 100.0 * (p.bandwidth_share * bandwidth_part + (1.0 - p.bandwidth_share) * speed_part);
       ++with_speedup;
-    } else {
+    } else if (p.bandwidth_share > 0) {
       sum += 100.0 * bandwidth_part;
+    } else {
+      ++unmeasured;
     }
   }
-  d.measured = counted > 0;
-  d.score = counted ? sum / static_cast<double>(counted) : 0.0;
+  const size_t scored = counted - unmeasured;
+  d.measured = scored > 0;
+  d.score = scored ? sum / static_cast<double>(scored) : 0.0;
   d.detail = fmt::format("{} perf cases; full marks at {:.0f}% of each case's roofline and {:.0f}x the baseline",
                          counted, 100 * p.full_marks_peak_fraction, p.full_marks_speedup);
   if (unsupported) d.detail += fmt::format("; {} declared unsupported, scored 0", unsupported);
-  if (counted && with_speedup < counted - unsupported) {
+  if (unmeasured) {
+    d.detail += fmt::format("; {} not scored", unmeasured);
+    notes.push_back(
+        fmt::format("performance: {} of {} perf cases not scored (the score is the speed-up over the baseline, "
+                    "and no passing baseline timing of the same case is in these results: run the baseline too)",
+                    unmeasured, counted));
+  } else if (counted && with_speedup < counted - unsupported) {
     notes.push_back(
         fmt::format("performance: {} of {} perf cases scored on bandwidth alone (no passing baseline "
                     "timing of the same case in these results)",

@@ -164,6 +164,30 @@ TEST(Scoring, WithoutABaselinePerformanceIsBandwidthAloneAndSaysSo) {
   EXPECT_TRUE(noted);
 }
 
+// attention gives bandwidth no share of its performance (compute-bound): run
+// without its baseline, cpu-fast's perf cases scored on bandwidth alone gave
+// 6.4, and a sound kernel a C+ overall. Such a case is now not scored.
+TEST(Scoring, WhereBandwidthHasNoShareACaseWithoutABaselineIsNotScored) {
+  EntryResult alone = entry("fast", "submission", all_pass(1000, 0.05));
+  alone.challenge = "attention";
+  const Scores s = score_entry(alone, nullptr);
+  EXPECT_FALSE(s.dimensions.at("performance").measured);
+  bool noted = false;
+  for (const auto& n : s.notes) noted = noted || n.find("1 of 1 perf cases not scored") != std::string::npos;
+  EXPECT_TRUE(noted);
+  EXPECT_DOUBLE_EQ(s.overall, 100.0);  // every measured dimension is perfect
+
+  EntryResult baseline = entry("naive", "baseline", all_pass(4000, 0.01));
+  baseline.challenge = "attention";
+  EXPECT_DOUBLE_EQ(score_entry(alone, &baseline).dimensions.at("performance").score, 100.0);  // 4x: full marks
+
+  // A failing perf case still scores 0: not scored is no refuge for the others.
+  EntryResult failing = alone;
+  failing.cases.push_back(make_case("p2", Suite::perf, Verdict::wrong_answer));
+  EXPECT_TRUE(score_entry(failing, nullptr).dimensions.at("performance").measured);
+  EXPECT_DOUBLE_EQ(score_entry(failing, nullptr).dimensions.at("performance").score, 0.0);
+}
+
 TEST(Scoring, MutantsAndImpossibleSpeedsAreNeverRanked) {
   EXPECT_FALSE(score_entry(entry("m", "mutant", all_pass(1000, 0.5)), nullptr).ranked);
   EXPECT_FALSE(score_entry(entry("c", "control", all_pass(1000, 0.5)), nullptr).ranked);
