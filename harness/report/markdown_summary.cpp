@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -46,8 +47,26 @@ void winner_line(std::string& out, const Group& g) {
                      margin);
 }
 
+// A passing perf case's arithmetic rate, where its challenge counts it
+// (metric "flops": compute-bound, where bandwidth says nothing of speed).
+std::optional<double> flop_rate(const CaseResult& c) {
+  const auto flops = c.metrics.find("flops");
+  if (c.verdict != Verdict::pass || !c.timing || flops == c.metrics.end() || !flops->is_number() ||
+      c.timing->scored_median_ns() <= 0)
+    return std::nullopt;
+  return flops->get<double>() * 1e9 / c.timing->scored_median_ns();
+}
+
+// ", N x the naive baseline" on case `c`, where the baseline passed it.
+std::string versus_baseline(const EntryResult* baseline, const EntryResult* e, const CaseResult& c) {
+  const CaseResult* base = baseline && baseline != e ? baseline->find_case(c.id) : nullptr;
+  if (!base || base->verdict != Verdict::pass || !base->timing || !c.timing) return "";
+  return fmt::format(", {:.1f}x the naive baseline", base->timing->scored_median_ns() / c.timing->scored_median_ns());
+}
+
 // One sentence per submission, every figure from the results: how many
-// cases pass, what failed, and its best bandwidth.
+// cases pass, what failed, and its best bandwidth (its best arithmetic rate
+// where the cases count it).
 void in_short(std::string& out, const Group& g) {
   const EntryResult* baseline = nullptr;
   for (const auto* e : g.ranked) {
@@ -58,6 +77,7 @@ void in_short(std::string& out, const Group& g) {
     size_t passed = 0, judged = 0;
     std::map<std::string, size_t> failed;
     const CaseResult* best = nullptr;
+    const CaseResult* fastest = nullptr;  // by arithmetic rate
     for (const auto& c : e->cases) {
       if (c.verdict == Verdict::unsupported || c.verdict == Verdict::unavailable) continue;
       ++judged;
@@ -66,6 +86,7 @@ void in_short(std::string& out, const Group& g) {
       if (is_failure(c.verdict) || c.verdict == Verdict::harness_error) ++failed[std::string(verdict_name(c.verdict))];
       if (c.verdict == Verdict::pass && c.peak_fraction && (!best || *c.peak_fraction > *best->peak_fraction))
         best = &c;
+      if (flop_rate(c) && (!fastest || *flop_rate(c) > *flop_rate(*fastest))) fastest = &c;
     }
     // Name and origin come from the submission's manifest: escaped, so that
     // they cannot open a heading, a table or an HTML comment of their own.
@@ -80,14 +101,13 @@ void in_short(std::string& out, const Group& g) {
       for (const auto& [verdict, n] : failed) list += fmt::format("{}{} {}", list.empty() ? "" : ", ", n, verdict);
       sentence += fmt::format(" (failing: {})", list);
     }
-    if (best && best->bandwidth) {
+    if (fastest) {
+      sentence += fmt::format("; its best rate is {} on `{}`", format_flop_rate(*flop_rate(*fastest)), fastest->id) +
+                  versus_baseline(baseline, e, *fastest);
+    } else if (best && best->bandwidth) {
       sentence += fmt::format("; its best bandwidth is {} on `{}`, {} of its roofline",
-                              format_bandwidth(*best->bandwidth), best->id, format_percent(best->peak_fraction));
-      const CaseResult* base = baseline && baseline != e ? baseline->find_case(best->id) : nullptr;
-      if (base && base->verdict == Verdict::pass && base->timing && best->timing) {
-        sentence += fmt::format(", {:.1f}x the naive baseline",
-                                base->timing->scored_median_ns() / best->timing->scored_median_ns());
-      }
+                              format_bandwidth(*best->bandwidth), best->id, format_percent(best->peak_fraction)) +
+                  versus_baseline(baseline, e, *best);
     }
     out += sentence + ".\n";
   }
