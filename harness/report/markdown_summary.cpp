@@ -78,6 +78,7 @@ void in_short(std::string& out, const Group& g) {
     std::map<std::string, size_t> failed;
     const CaseResult* best = nullptr;
     const CaseResult* fastest = nullptr;  // by arithmetic rate
+    double fastest_rate = 0;
     for (const auto& c : e->cases) {
       if (c.verdict == Verdict::unsupported || c.verdict == Verdict::unavailable) continue;
       ++judged;
@@ -86,7 +87,10 @@ void in_short(std::string& out, const Group& g) {
       if (is_failure(c.verdict) || c.verdict == Verdict::harness_error) ++failed[std::string(verdict_name(c.verdict))];
       if (c.verdict == Verdict::pass && c.peak_fraction && (!best || *c.peak_fraction > *best->peak_fraction))
         best = &c;
-      if (flop_rate(c) && (!fastest || *flop_rate(c) > *flop_rate(*fastest))) fastest = &c;
+      if (const auto rate = flop_rate(c); rate && (!fastest || *rate > fastest_rate)) {
+        fastest = &c;
+        fastest_rate = *rate;
+      }
     }
     // Name and origin come from the submission's manifest: escaped, so that
     // they cannot open a heading, a table or an HTML comment of their own.
@@ -102,7 +106,7 @@ void in_short(std::string& out, const Group& g) {
       sentence += fmt::format(" (failing: {})", list);
     }
     if (fastest) {
-      sentence += fmt::format("; its best rate is {} on `{}`", format_flop_rate(*flop_rate(*fastest)), fastest->id) +
+      sentence += fmt::format("; its best rate is {} on `{}`", format_flop_rate(fastest_rate), fastest->id) +
                   versus_baseline(baseline, e, *fastest);
     } else if (best && best->bandwidth) {
       sentence += fmt::format("; its best bandwidth is {} on `{}`, {} of its roofline",

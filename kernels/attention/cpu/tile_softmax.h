@@ -25,7 +25,6 @@ using kernels::common::vmax;
 inline void vstore(float* p, vfloat v) { std::memcpy(p, &v, sizeof(v)); }
 
 constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
-constexpr float kPlusInf = std::numeric_limits<float>::infinity();
 
 // Which scores of the tile (queries i0 + [0, rows), keys j0 + [0, kTile))
 // exist: key j < n_kv and, when causal, j <= i + offset.
@@ -100,17 +99,6 @@ inline void probabilities_by_query(float* s, const float* lse, int64_t rows) {
   }
 }
 
-// The same by key, with bias[r] = lse[r], or +inf for a query past `rows` or
-// whose lse is -inf: exp(s - inf) = 0, and s is never +inf.
-inline void probabilities_by_key(float* s, const float* lse, int64_t rows, float* bias) {
-  for (int64_t r = 0; r < kTile; ++r) bias[r] = r < rows && lse[r] != kMinusInf ? lse[r] : kPlusInf;
-  for (int64_t c = 0; c < kTile; ++c)
-    for (int v = 0; v < kTileVectors; ++v) {
-      float* at = s + c * kTile + v * kLanes;
-      vstore(at, vexp(vload(at) - vload(bias + v * kLanes)));
-    }
-}
-
 // ds = p * (dp - D) in place of p, by query: D[r] = rowsum(dout * o), r < rows
 // (the rows past it are 0 already).
 inline void score_gradients_by_query(float* p, const float* dp, const float* row_terms, int64_t rows) {
@@ -118,15 +106,6 @@ inline void score_gradients_by_query(float* p, const float* dp, const float* row
     for (int c = 0; c < kTileVectors; ++c) {
       float* at = p + r * kTile + c * kLanes;
       vstore(at, vload(at) * (vload(dp + r * kTile + c * kLanes) - row_terms[r]));
-    }
-}
-
-// The same by key, D padded with zeros to kTile queries.
-inline void score_gradients_by_key(float* p, const float* dp, const float* row_terms) {
-  for (int64_t c = 0; c < kTile; ++c)
-    for (int v = 0; v < kTileVectors; ++v) {
-      float* at = p + c * kTile + v * kLanes;
-      vstore(at, vload(at) * (vload(dp + c * kTile + v * kLanes) - vload(row_terms + v * kLanes)));
     }
 }
 
