@@ -23,8 +23,10 @@
 #             exploits on it, then every challenge on it
 #                                        twins.{log,json,md} twins-selftest.{json,md}
 #   tensor-core  the attention kernels on tensor cores (3xTF32):
-#             three perf cases beside cuda-fast's, then the
-#             other cases         tensor-core.{log,json,md} tensor-core-{perf,beside}.json
+#             three perf cases beside cuda-fast's and the one-pass
+#             backward's, then the other cases of each
+#                                   tensor-core.{log,json,md} tensor-core-{perf,beside,one-pass}.json
+#                                   tensor-core-one-pass-perf.json
 #   processes GPU process submissions (protocol 2 on CUDA twins):
 #             the PyTorch fixture's GPU test (a full build), then
 #             the peak and every challenge on cuda, the PyTorch
@@ -265,21 +267,27 @@ step_twins() {
     -o "$out/twins.json" --md "$out/twins.md" || failed+=("twins run")
 }
 
-# The attention kernels on tensor cores (a test fixture until they have
+# The attention kernels on tensor cores (test fixtures until they have
 # passed here): fixture-cuda-tensor-core's perf cases first (speed is what
-# they are for), cuda-fast's in the same session for the ratio, then the
-# fixture's other cases.
+# they are for), the one-pass backward's beside them, cuda-fast's in the
+# same session for the ratio, then each fixture's other cases.
 step_tensor_core() {
   say "the attention kernels on tensor cores"
   local fixtures=(env HARNESS_SUBMISSION_INDEX=build/tests/fixture_index.json)
   do_ tensor-core.log "${fixtures[@]}" build/harness run attention -s fixture-cuda-tensor-core --device cuda \
     --case perf.forward.prefill perf.backward.prefill perf.forward.long --seed "$seed" -o "$out/tensor-core-perf.json" \
     || failed+=("tensor-core perf")
+  do_ tensor-core.log "${fixtures[@]}" build/harness run attention -s fixture-cuda-tensor-core-one-pass --device cuda \
+    --case perf.backward.prefill --seed "$seed" -o "$out/tensor-core-one-pass-perf.json" \
+    || failed+=("one-pass backward perf")
   do_ tensor-core.log build/harness run attention -s cuda-fast --device cuda --case perf.forward.prefill perf.backward.prefill perf.forward.long \
     --seed "$seed" -o "$out/tensor-core-beside.json" || failed+=("cuda-fast forward perf")
   do_ tensor-core.log "${fixtures[@]}" build/harness run attention -s fixture-cuda-tensor-core --device cuda \
     --suite correctness edge stability --seed "$seed" -o "$out/tensor-core.json" --md "$out/tensor-core.md" \
     || failed+=("tensor-core cases")
+  do_ tensor-core.log "${fixtures[@]}" build/harness run attention -s fixture-cuda-tensor-core-one-pass --device cuda \
+    --suite correctness edge stability --seed "$seed" -o "$out/tensor-core-one-pass.json" \
+    || failed+=("one-pass backward cases")
 }
 
 # Which interpreter imports torch, what the client's device path does with

@@ -34,7 +34,7 @@ auto with_tensor_core_dim(int64_t dim, Fn&& fn) {
 template <int DP>
 constexpr size_t max_shared_bytes() {
   return std::max({TensorCoreForwardTiles<DP>::kSharedBytes, TensorCoreDqTiles<DP>::kSharedBytes,
-                   TensorCoreDkvTiles<DP>::kSharedBytes});
+                   TensorCoreDkvTiles<DP>::kSharedBytes, TensorCoreDkvTiles<DP, true>::kSharedBytes});
 }
 static_assert(max_shared_bytes<128>() <= 163 * 1024, "a tensor-core kernel outgrew an A100's shared memory");
 
@@ -86,6 +86,22 @@ cudaError_t backward_tensor_core(const Shape& s, const float* q, const float* k,
     if (err != cudaSuccess) return err;
     return launch<KV::kThreads>(detail::dkv_tensor_core_kernel<DP>, s.batch * s.heads_kv * ceil_div(s.n_kv, KV::kKeys),
                                 KV::kSharedBytes, stream, args);
+  });
+}
+
+cudaError_t backward_tensor_core_one_pass(const Shape& s, const float* q, const float* k, const float* v,
+                                          const float* o, const float* lse, const float* dout, float* dq, float* dk,
+                                          float* dv, cudaStream_t stream) {
+  const bool aligned = detail::aligned16(q) && detail::aligned16(k) && detail::aligned16(v) && detail::aligned16(dout);
+  const BackwardArgs args{detail::geometry(s, aligned), q, k, v, o, lse, dout, dq, dk, dv};
+  const size_t dq_bytes = sizeof(float) * static_cast<size_t>(s.batch * s.heads_q * s.n_q * s.dim);
+  cudaError_t err = cudaMemsetAsync(dq, 0, dq_bytes, stream);
+  if (err != cudaSuccess) return err;
+  return with_tensor_core_dim(s.dim, [&](auto dp) {
+    constexpr int DP = decltype(dp)::value;
+    using KV = TensorCoreDkvTiles<DP, true>;
+    return launch<KV::kThreads>(detail::dkv_tensor_core_kernel<DP, true>,
+                                s.batch * s.heads_kv * ceil_div(s.n_kv, KV::kKeys), KV::kSharedBytes, stream, args);
   });
 }
 

@@ -24,6 +24,13 @@ cudaError_t backward_tensor_core(const Shape& shape, const float* q, const float
                                  const float* lse, const float* dout, float* dq, float* dk, float* dv,
                                  cudaStream_t stream);
 
+// The backward in one pass: dq zeroed, then the dk/dv kernel's blocks add
+// their ds k terms to it atomically as they go (fewer flops; dq's order of
+// sums, and so its last bits, may differ between runs).
+cudaError_t backward_tensor_core_one_pass(const Shape& shape, const float* q, const float* k, const float* v,
+                                          const float* o, const float* lse, const float* dout, float* dq, float* dk,
+                                          float* dv, cudaStream_t stream);
+
 }  // namespace attention::cuda
 
 #endif  // ATTENTION_CUDA_TENSOR_CORE_CUH

@@ -3,6 +3,12 @@
 // warp-level 3xTF32 mma (mma_tf32.cuh) and p and ds held in C fragments
 // between them. Race-free as theirs: each block writes only its own rows,
 // the group's query heads summed in a fixed order.
+//
+// The dk/dv kernel with WITH_DQ is the backward in one pass: it adds each
+// step's ds k to dq as well (atomically, into a dq zeroed first), so the
+// scores and dout v^T are computed once per pair instead of twice (10 dim
+// flops a visible pair where the two kernels take 14), at the price of
+// dq's order of sums varying from run to run.
 #ifndef ATTENTION_CUDA_BACKWARD_TENSOR_CORE_KERNELS_CUH
 #define ATTENTION_CUDA_BACKWARD_TENSOR_CORE_KERNELS_CUH
 
@@ -42,9 +48,11 @@ struct TensorCoreDqTiles {
   static constexpr size_t kSharedBytes = sizeof(float) * kFloats;
 };
 
-// Shared memory of dkv_tensor_core_kernel<DP>: the key and value tiles, a
-// query and a dout tile, the query rows' partial dots, lse and D.
-template <int DP>
+// Shared memory of dkv_tensor_core_kernel<DP, WITH_DQ>: the key and value
+// tiles, a query and a dout tile, the query rows' partial dots, lse and D,
+// and with WITH_DQ a step's ds [queries x keys] (rows 4 mod 32 floats
+// apart: its A fragments and its C-fragment stores are conflict-free).
+template <int DP, bool WITH_DQ = false>
 struct TensorCoreDkvTiles {
   static_assert(DP % 8 == 0 && DP <= 128, "dim padded to 32, 64, 96 or 128");
   static constexpr int kWarps = 4;
@@ -59,7 +67,9 @@ struct TensorCoreDkvTiles {
   static constexpr int kPartial = kDout + kQueries * kStride;
   static constexpr int kLse = kPartial + kQueries * (DP / 32);
   static constexpr int kD = kLse + kQueries;
-  static constexpr int kFloats = kD + kQueries;
+  static constexpr int kDsStride = kKeys + 4;
+  static constexpr int kDs = kD + kQueries;
+  static constexpr int kFloats = kDs + (WITH_DQ ? kQueries * kDsStride : 0);
   static constexpr size_t kSharedBytes = sizeof(float) * kFloats;
 };
 
@@ -174,14 +184,58 @@ __global__ void __launch_bounds__(TensorCoreDqTiles<DP>::kThreads) dq_tensor_cor
   }
 }
 
+// dq[q0 + i] += scale * sum over the block's keys of ds[i, key] k[key], for
+// the step's query tile, ds^T in each warp's C fragments (16 keys x
+// queries). The fragments go to shared memory as ds [queries x keys]; each
+// warp then takes 16 queries and half of dim's columns, and adds its
+// product to dq atomically (other blocks add other keys' terms).
+template <int DP, int SCORE_TILES>
+__device__ __forceinline__ void add_to_dq(const float (&dst)[SCORE_TILES][4], const float* ks, float* ds_s,
+                                          float* dq_rows, int q0, const Geometry& g, int warp, int lane) {
+  using T = TensorCoreDkvTiles<DP, true>;
+  static_assert(SCORE_TILES * 8 == T::kQueries && T::kQueries == 32 && T::kWarps == 4,
+                "two warps a 16-query half, two a half of dim");
+#pragma unroll
+  for (int j = 0; j < SCORE_TILES; ++j) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+      ds_s[(8 * j + mma::c_col(lane, r)) * T::kDsStride + 16 * warp + mma::c_row(lane, r)] = dst[j][r];
+  }
+  __syncthreads();
+  constexpr int kColumnTiles = DP / 16;
+  const int m0 = 16 * (warp % 2), n0 = (warp / 2) * kColumnTiles;
+  float acc[kColumnTiles][4];
+#pragma unroll
+  for (int n = 0; n < kColumnTiles; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0f;
+#pragma unroll 2
+  for (int k0 = 0; k0 < T::kKeys; k0 += 8) {
+    float x[4];
+    mma::load_a(ds_s + m0 * T::kDsStride, T::kDsStride, k0, lane, x);
+    const mma::FragA fa = mma::split_a(x);
+#pragma unroll
+    for (int n = 0; n < kColumnTiles; ++n)
+      mma::mma_3xtf32(acc[n], fa, mma::load_b(ks, T::kStride, k0, 8 * (n0 + n), lane));
+  }
+#pragma unroll
+  for (int n = 0; n < kColumnTiles; ++n) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int row = q0 + m0 + mma::c_row(lane, r), col = 8 * (n0 + n) + mma::c_col(lane, r);
+      if (row < g.n_q && col < g.dim) atomicAdd(dq_rows + static_cast<int64_t>(row) * g.dim + col, acc[n][r] * g.scale);
+    }
+  }
+}
+
 // One block per (batch, kv head, key tile), four warps of 16 keys. Per step
 // of queries, for each query head of the group in turn:
 //   p^T = exp(scale k q^T - lse) (0 where masked), ds^T = p^T (v dout^T - D),
-//   dv += p^T dout, dk += ds^T q; dk times scale at the end.
+//   dv += p^T dout, dk += ds^T q; dk times scale at the end; with WITH_DQ,
+//   dq += scale ds k too (add_to_dq).
 // Query tiles that see none of the keys under the causal mask are skipped.
-template <int DP>
-__global__ void __launch_bounds__(TensorCoreDkvTiles<DP>::kThreads) dkv_tensor_core_kernel(const BackwardArgs a) {
-  using T = TensorCoreDkvTiles<DP>;
+template <int DP, bool WITH_DQ = false>
+__global__ void __launch_bounds__(TensorCoreDkvTiles<DP, WITH_DQ>::kThreads)
+    dkv_tensor_core_kernel(const BackwardArgs a) {
+  using T = TensorCoreDkvTiles<DP, WITH_DQ>;
   constexpr int kScoreTiles = T::kQueries / 8;
   constexpr int kOutTiles = DP / 8;
   const Geometry& g = a.g;
@@ -252,6 +306,7 @@ __global__ void __launch_bounds__(TensorCoreDkvTiles<DP>::kThreads) dkv_tensor_c
       }
       warp_accumulate<kScoreTiles, DP, T::kStride>(pt, dos, lane, dv);
       warp_accumulate<kScoreTiles, DP, T::kStride>(dst, qs, lane, dk);
+      if constexpr (WITH_DQ) add_to_dq<DP>(dst, ks, smem + T::kDs, a.dq + bh * g.n_q * g.dim, q0, g, warp, lane);
     }
   }
 

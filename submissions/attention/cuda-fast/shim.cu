@@ -1,6 +1,8 @@
 // ABI shim of the project's fast CUDA kernels (kernels/attention/cuda).
 // Built with ATTENTION_TENSOR_CORE (tests/fixtures/attention/
-// cuda-tensor-core), forward and backward run on tensor cores where they can.
+// cuda-tensor-core), forward and backward run on tensor cores where they can;
+// with ATTENTION_ONE_PASS_BACKWARD too (cuda-tensor-core-one-pass), the
+// backward there is the one-pass kernel.
 #include "abi_support.h"
 #include "attention/cuda/attention_cuda.cuh"
 #include "cuda_support.h"
@@ -74,8 +76,13 @@ harness_status backward(const float* q, const float* k, const float* v, const fl
   if (status != HARNESS_STATUS_OK) return status;
 #ifdef ATTENTION_TENSOR_CORE
   if (use_tensor_cores(shape)) {
+#ifdef ATTENTION_ONE_PASS_BACKWARD
+    const auto backward_on_tensor_cores = ac::backward_tensor_core_one_pass;
+#else
+    const auto backward_on_tensor_cores = ac::backward_tensor_core;
+#endif
     const cudaError_t err =
-        ac::backward_tensor_core(shape, q, k, v, o, lse, dout, dq, dk, dv, static_cast<cudaStream_t>(stream));
+        backward_on_tensor_cores(shape, q, k, v, o, lse, dout, dq, dk, dv, static_cast<cudaStream_t>(stream));
     if (err != cudaSuccess) return cuda_fail("attention backward (tensor cores) launch", err);
     return HARNESS_STATUS_OK;
   }

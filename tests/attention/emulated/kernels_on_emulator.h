@@ -23,5 +23,8 @@ std::string forward_tensor_core(const AttnCase& c, const float* q, const float* 
                                 float* lse);
 std::string backward_tensor_core(const AttnCase& c, const float* q, const float* k, const float* v, const float* o,
                                  const float* lse, const float* dout, float* dq, float* dk, float* dv);
+std::string backward_tensor_core_one_pass(const AttnCase& c, const float* q, const float* k, const float* v,
+                                          const float* o, const float* lse, const float* dout, float* dq, float* dk,
+                                          float* dv);
 
 }  // namespace attention::emulated

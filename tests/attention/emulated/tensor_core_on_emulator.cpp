@@ -19,4 +19,12 @@ std::string backward_tensor_core(const AttnCase& c, const float* q, const float*
   return outcome(cuda::backward_tensor_core(shape_of(c), q, k, v, o, lse, dout, dq, dk, dv, nullptr));
 }
 
+std::string backward_tensor_core_one_pass(const AttnCase& c, const float* q, const float* k, const float* v,
+                                          const float* o, const float* lse, const float* dout, float* dq, float* dk,
+                                          float* dv) {
+  const char* why = "";
+  if (!cuda::tensor_core_supported(shape_of(c), limits(), 9, &why)) return std::string("unsupported: ") + why;
+  return outcome(cuda::backward_tensor_core_one_pass(shape_of(c), q, k, v, o, lse, dout, dq, dk, dv, nullptr));
+}
+
 }  // namespace attention::emulated

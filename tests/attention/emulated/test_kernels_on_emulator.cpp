@@ -164,6 +164,14 @@ TEST(TensorCoreOnEmulator, TheBackwardPassesTheChallengesChecks) {
   report_usage("tensor-core backward", usage);
 }
 
+TEST(TensorCoreOnEmulator, TheOnePassBackwardPassesTheChallengesChecks) {
+  Usage usage;
+  warp_emulation::for_every_schedule([&] {
+    for (const Named& n : cases()) expect_backward_passes(backward_tensor_core_one_pass, n, kSeed, usage);
+  });
+  report_usage("tensor-core backward in one pass", usage);
+}
+
 // cuda-fast's widths past the tensor-core kernels' 128: dims padded to
 // 192 and 256.
 std::vector<Named> wide_cases() {
