@@ -27,6 +27,11 @@
 #             backward's, then the other cases of each
 #                                   tensor-core.{log,json,md} tensor-core-{perf,beside,one-pass}.json
 #                                   tensor-core-one-pass-perf.json
+#   bench     attention's CUDA kernels timed in one process by CUDA
+#             events (bench_attention_cuda: SIMT, tensor-core, one-pass
+#             backward) on the GPU perf shapes, then an ncu profile of
+#             each tensor-core kernel on the prefill shape
+#                                   bench.log bench-attention-cuda.json ncu-attention.log
 #   processes GPU process submissions (protocol 2 on CUDA twins):
 #             the PyTorch fixture's GPU test (a full build), then
 #             the peak and every challenge on cuda, the PyTorch
@@ -72,8 +77,8 @@ steps=()
 for a in "$@"; do
   case "$a" in
     --dry-run) dry=1 ;;
-    build|probe|tests|witness|selftest|sanitize|run|peer|twins|tensor-core|processes) steps+=("$a") ;;
-    *) echo "gpu-session: unknown step '$a' (build probe tests witness selftest sanitize run peer twins tensor-core processes, --dry-run)" >&2; exit 2 ;;
+    build|probe|tests|witness|selftest|sanitize|run|peer|twins|tensor-core|bench|processes) steps+=("$a") ;;
+    *) echo "gpu-session: unknown step '$a' (build probe tests witness selftest sanitize run peer twins tensor-core bench processes, --dry-run)" >&2; exit 2 ;;
   esac
 done
 [ ${#steps[@]} -gt 0 ] || { sed -n '2,49p' "$0"; exit 2; }
@@ -133,14 +138,15 @@ use_prebuilt() {
   case "$name" in ""|/*|..*) echo "the prebuilt build's folder '$name' is not inside the checkout"; exit 1 ;; esac
   rm -rf build "$name" && mv .gpubuild "$name"
   [ "$name" = build ] || ln -sfn "$name" build
-  local lib
+  local lib programs=(build/harness build/harness-worker)
+  for lib in build/tests/bench_*_cuda; do if [ -x "$lib" ]; then programs+=("$lib"); fi; done
   for lib in build/libs/*; do
-    if ldd build/harness build/harness-worker | grep -q "$(basename "$lib") => not found"; then
+    if ldd "${programs[@]}" | grep -q "$(basename "$lib") => not found"; then
       cp "$lib" /usr/local/lib/ && echo "installed $(basename "$lib") into /usr/local/lib"
     fi
   done
   ldconfig
-  if ldd build/harness build/harness-worker | grep 'not found'; then echo "prebuilt programs miss libraries"; exit 1; fi
+  if ldd "${programs[@]}" | grep 'not found'; then echo "prebuilt programs miss libraries"; exit 1; fi
 }
 
 ensure_build() {
@@ -288,6 +294,28 @@ step_tensor_core() {
   do_ tensor-core.log "${fixtures[@]}" build/harness run attention -s fixture-cuda-tensor-core-one-pass --device cuda \
     --suite correctness edge stability --seed "$seed" -o "$out/tensor-core-one-pass.json" \
     || failed+=("one-pass backward cases")
+}
+
+# attention's CUDA kernels outside the harness: every variant's median on
+# the GPU perf shapes in one process, then where each tensor-core kernel's
+# time goes (one launch of each on the prefill shape, under ncu).
+step_bench() {
+  say "attention's CUDA kernels: benchmark and profile"
+  local bench=build/tests/bench_attention_cuda prefill='heads_q:32/heads_kv:32/n_q:4096/'
+  do_ bench.log "$bench" --benchmark_filter='heads_q:32/|n_q:16384/' --benchmark_min_time=0.3 \
+    --benchmark_out="$out/bench-attention-cuda.json" --benchmark_out_format=json || failed+=("attention CUDA benchmark")
+  local run kernel
+  for run in "BM_AttentionForward<Kernels::tensor_core>/ forward_tensor_core_kernel" \
+             "BM_AttentionBackward<Kernels::tensor_core>/ dq_tensor_core_kernel" \
+             "BM_AttentionBackward<Kernels::tensor_core>/ dkv_tensor_core_kernel" \
+             "BM_AttentionBackward<Kernels::tensor_core_one_pass>/ dkv_tensor_core_kernel"; do
+    set -- $run
+    kernel=$2
+    do_ ncu-attention.log ncu --kernel-name "regex:$kernel" --launch-count 1 --section SpeedOfLight \
+      --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section Occupancy \
+      --section WarpStateStats --section SchedulerStats --section LaunchStats \
+      "$bench" --benchmark_filter="^$1.*$prefill" --benchmark_min_time=0.01 || failed+=("ncu $1 $kernel")
+  done
 }
 
 # Which interpreter imports torch, what the client's device path does with

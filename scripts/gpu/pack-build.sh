@@ -32,10 +32,11 @@ mkdir -p .gpubuild/libs
    ! -name 'harness_long_tests' ! -name 'harness_serial_tests' -print0 | tar --null -cf - -T -) \
   | tar -xf - -C .gpubuild
 # Shared libraries from Debian packages or the CUDA toolkit that the programs
-# load; system ones (libc, libstdc++) the GPU machine has.
-for program in .gpubuild/harness .gpubuild/harness-worker; do
-  ldd "$program" | awk '/=> \// {print $3}'
-done | sort -u | grep -E 'libfmt|libseccomp|libcudart' | while read -r lib; do
+# (and the CUDA benchmarks) load; system ones (libc, libstdc++) the GPU
+# machine has.
+for program in .gpubuild/harness .gpubuild/harness-worker .gpubuild/tests/bench_*_cuda; do
+  if [ -x "$program" ]; then ldd "$program" | awk '/=> \// {print $3}'; fi
+done | sort -u | grep -E 'libfmt|libseccomp|libcudart|libbenchmark' | while read -r lib; do
   cp -L "$lib" .gpubuild/libs/
 done
 sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" > .gpubuild/SOURCE_DIR
