@@ -81,7 +81,8 @@ for a in "$@"; do
     *) echo "gpu-session: unknown step '$a' (build probe tests witness selftest sanitize run peer twins tensor-core bench processes, --dry-run)" >&2; exit 2 ;;
   esac
 done
-[ ${#steps[@]} -gt 0 ] || { sed -n '2,49p' "$0"; exit 2; }
+# No step: the comment at the top, every line of it.
+[ ${#steps[@]} -gt 0 ] || { sed -n '2,/^set -uo pipefail$/{/^#/p}' "$0"; exit 2; }
 declare -A limit=()
 for l in ${STEP_LIMITS:-}; do limit[${l%%=*}]=${l#*=}; done
 current_step=build step_started=$SECONDS
