@@ -184,6 +184,19 @@ __global__ void __launch_bounds__(TensorCoreDqTiles<DP>::kThreads) dq_tensor_cor
   }
 }
 
+// p[0..3] += x[0..3] atomically: one vector reduction where the device has
+// it (compute capability 9.0), four scalar ones elsewhere.
+__device__ __forceinline__ void atomic_add4(float* p, const float (&x)[4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(WARP_EMULATION)
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(p)), "f"(x[0]),
+               "f"(x[1]), "f"(x[2]), "f"(x[3])
+               : "memory");
+#else
+#pragma unroll
+  for (int e = 0; e < 4; ++e) atomicAdd(p + e, x[e]);
+#endif
+}
+
 // dq[q0 + i] += scale * sum over the block's keys of ds[i, key] k[key], for
 // the step's query tile, ds^T in each warp's C fragments (16 keys x
 // queries). The fragments go to shared memory as ds [queries x keys]; each
@@ -216,12 +229,35 @@ __device__ __forceinline__ void add_to_dq(const float (&dst)[SCORE_TILES][4], co
     for (int n = 0; n < kColumnTiles; ++n)
       mma::mma_3xtf32(acc[n], fa, mma::load_b(ks, T::kStride, k0, 8 * (n0 + n), lane));
   }
+  // Lanes 2i and 2i + 1 hold four adjacent columns of two rows between them
+  // (C fragments): each sends the other one row's pair, so that the even
+  // lane holds its first row's four and the odd lane its second row's, for
+  // one vector add each where dq's rows allow it.
+  const bool odd = lane % 2 == 1;
+  const bool vector = g.dim % 4 == 0 && reinterpret_cast<uintptr_t>(dq_rows) % 16 == 0;
+  const int row = q0 + m0 + lane / 4 + (odd ? 8 : 0);
 #pragma unroll
   for (int n = 0; n < kColumnTiles; ++n) {
+    const float got0 = __shfl_xor_sync(0xffffffffu, odd ? acc[n][0] : acc[n][2], 1);
+    const float got1 = __shfl_xor_sync(0xffffffffu, odd ? acc[n][1] : acc[n][3], 1);
+    float x[4] = {acc[n][0], acc[n][1], got0, got1};
+    if (odd) {
+      x[0] = got0;
+      x[1] = got1;
+      x[2] = acc[n][2];
+      x[3] = acc[n][3];
+    }
 #pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int row = q0 + m0 + mma::c_row(lane, r), col = 8 * (n0 + n) + mma::c_col(lane, r);
-      if (row < g.n_q && col < g.dim) atomicAdd(dq_rows + static_cast<int64_t>(row) * g.dim + col, acc[n][r] * g.scale);
+    for (int e = 0; e < 4; ++e) x[e] *= g.scale;
+    const int col = 8 * (n0 + n) + 4 * (lane % 4 / 2);
+    if (row >= g.n_q || col >= g.dim) continue;
+    float* const out = dq_rows + static_cast<int64_t>(row) * g.dim + col;
+    if (vector) {
+      atomic_add4(out, x);
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (col + e < g.dim) atomicAdd(out + e, x[e]);
     }
   }
 }
