@@ -8,7 +8,6 @@
 // per (query, visible key) pair, x 2.5 for a backward.
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -16,6 +15,7 @@
 
 #include "attention.h"
 #include "attention/cpu/attention_cpu.h"
+#include "forward_flops.h"
 
 namespace {
 
@@ -83,11 +83,7 @@ struct Problem {
   }
 
   double flops() const {
-    double pairs = 0;  // (query, visible key) pairs of one head, causal mask at the bottom right
-    for (int64_t i = 0; i < args.n_q; ++i)
-      pairs += static_cast<double>(args.causal ? std::clamp<int64_t>(i + args.n_kv - args.n_q + 1, 0, args.n_kv)
-                                               : args.n_kv);
-    return 4.0 * static_cast<double>(args.dim) * pairs * static_cast<double>(args.batch * args.heads_q);
+    return attention_forward_flops(args.batch, args.heads_q, args.n_q, args.n_kv, args.dim, args.causal);
   }
 };
 

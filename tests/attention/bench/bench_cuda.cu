@@ -23,6 +23,7 @@
 
 #include "attention/cuda/attention_cuda.cuh"
 #include "attention/cuda/attention_cuda_tensor_core.cuh"
+#include "forward_flops.h"
 
 namespace {
 
@@ -89,11 +90,7 @@ struct Problem {
   }
 
   double flops() const {
-    double pairs = 0;  // (query, visible key) pairs of one head, causal mask at the bottom right
-    for (int64_t i = 0; i < shape.n_q; ++i)
-      pairs += static_cast<double>(
-          shape.causal ? std::clamp<int64_t>(i + shape.n_kv - shape.n_q + 1, 0, shape.n_kv) : shape.n_kv);
-    return 4.0 * static_cast<double>(shape.dim) * pairs * static_cast<double>(shape.batch * shape.heads_q);
+    return attention_forward_flops(shape.batch, shape.heads_q, shape.n_q, shape.n_kv, shape.dim, shape.causal);
   }
 };
 
