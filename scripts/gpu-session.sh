@@ -23,14 +23,15 @@
 #             exploits on it, then every challenge on it
 #                                        twins.{log,json,md} twins-selftest.{json,md}
 #   tensor-core  the attention kernels on tensor cores (3xTF32):
-#             three perf cases beside cuda-fast's and the one-pass
-#             backward's, then the other cases of each
+#             three perf cases beside cuda-fast's, the one-pass
+#             backward's and the split-KV forward's, then the other
+#             cases of each
 #                                   tensor-core.{log,json,md} tensor-core-{perf,beside,one-pass}.json
-#                                   tensor-core-one-pass-perf.json
+#                                   tensor-core-{one-pass,split-kv}-perf.json tensor-core-split-kv.json
 #   bench     attention's CUDA kernels timed in one process by CUDA
-#             events (bench_attention_cuda: SIMT, tensor-core, one-pass
-#             backward) on the GPU perf shapes, then an ncu profile of
-#             each tensor-core kernel on the prefill shape
+#             events (bench_attention_cuda: SIMT, tensor-core, split-KV
+#             forward, one-pass backward) on the GPU perf shapes, then an
+#             ncu profile of each tensor-core kernel on the prefill shape
 #                                   bench.log bench-attention-cuda.json ncu-attention.log
 #   processes GPU process submissions (protocol 2 on CUDA twins):
 #             the PyTorch fixture's GPU test (a full build), then
@@ -276,8 +277,9 @@ step_twins() {
 
 # The attention kernels on tensor cores (test fixtures until they have
 # passed here): fixture-cuda-tensor-core's perf cases first (speed is what
-# they are for), the one-pass backward's beside them, cuda-fast's in the
-# same session for the ratio, then each fixture's other cases.
+# they are for), the one-pass backward's and the split-KV forward's beside
+# them, cuda-fast's in the same session for the ratio, then each fixture's
+# other cases.
 step_tensor_core() {
   say "the attention kernels on tensor cores"
   local fixtures=(env HARNESS_SUBMISSION_INDEX=build/tests/fixture_index.json)
@@ -287,6 +289,9 @@ step_tensor_core() {
   do_ tensor-core.log "${fixtures[@]}" build/harness run attention -s fixture-cuda-tensor-core-one-pass --device cuda \
     --case perf.backward.prefill --seed "$seed" -o "$out/tensor-core-one-pass-perf.json" \
     || failed+=("one-pass backward perf")
+  do_ tensor-core.log "${fixtures[@]}" build/harness run attention -s fixture-cuda-tensor-core-split-kv --device cuda \
+    --case perf.forward.prefill perf.forward.long --seed "$seed" -o "$out/tensor-core-split-kv-perf.json" \
+    || failed+=("split-KV forward perf")
   do_ tensor-core.log build/harness run attention -s cuda-fast --device cuda --case perf.forward.prefill perf.backward.prefill perf.forward.long \
     --seed "$seed" -o "$out/tensor-core-beside.json" || failed+=("cuda-fast forward perf")
   do_ tensor-core.log "${fixtures[@]}" build/harness run attention -s fixture-cuda-tensor-core --device cuda \
@@ -295,6 +300,9 @@ step_tensor_core() {
   do_ tensor-core.log "${fixtures[@]}" build/harness run attention -s fixture-cuda-tensor-core-one-pass --device cuda \
     --suite correctness edge stability --seed "$seed" -o "$out/tensor-core-one-pass.json" \
     || failed+=("one-pass backward cases")
+  do_ tensor-core.log "${fixtures[@]}" build/harness run attention -s fixture-cuda-tensor-core-split-kv --device cuda \
+    --suite correctness edge stability --seed "$seed" -o "$out/tensor-core-split-kv.json" \
+    || failed+=("split-KV forward cases")
 }
 
 # attention's CUDA kernels outside the harness: every variant's median on
@@ -307,6 +315,7 @@ step_bench() {
     --benchmark_out="$out/bench-attention-cuda.json" --benchmark_out_format=json || failed+=("attention CUDA benchmark")
   local run kernel
   for run in "BM_AttentionForward<Kernels::tensor_core>/ forward_tensor_core_kernel" \
+             "BM_AttentionForward<Kernels::tensor_core_split_kv>/ forward_tensor_core_kernel" \
              "BM_AttentionBackward<Kernels::tensor_core>/ dq_tensor_core_kernel" \
              "BM_AttentionBackward<Kernels::tensor_core>/ dkv_tensor_core_kernel" \
              "BM_AttentionBackward<Kernels::tensor_core_one_pass>/ dkv_tensor_core_kernel"; do

@@ -33,10 +33,24 @@ auto with_tensor_core_dim(int64_t dim, Fn&& fn) {
 
 template <int DP>
 constexpr size_t max_shared_bytes() {
-  return std::max({TensorCoreForwardTiles<DP>::kSharedBytes, TensorCoreDqTiles<DP>::kSharedBytes,
-                   TensorCoreDkvTiles<DP>::kSharedBytes, TensorCoreDkvTiles<DP, true>::kSharedBytes});
+  return std::max({TensorCoreForwardTiles<DP>::kSharedBytes, TensorCoreForwardTiles<DP, true>::kSharedBytes,
+                   TensorCoreDqTiles<DP>::kSharedBytes, TensorCoreDkvTiles<DP>::kSharedBytes,
+                   TensorCoreDkvTiles<DP, true>::kSharedBytes});
 }
 static_assert(max_shared_bytes<128>() <= 163 * 1024, "a tensor-core kernel outgrew an A100's shared memory");
+
+template <bool SPLIT_KV>
+cudaError_t launch_forward(const Shape& s, const float* q, const float* k, const float* v, float* o, float* lse,
+                           cudaStream_t stream) {
+  const ForwardArgs args{
+      detail::geometry(s, detail::aligned16(q) && detail::aligned16(k) && detail::aligned16(v)), q, k, v, o, lse};
+  return with_tensor_core_dim(s.dim, [&](auto dp) {
+    constexpr int DP = decltype(dp)::value;
+    using T = TensorCoreForwardTiles<DP, SPLIT_KV>;
+    return launch<T::kThreads>(detail::forward_tensor_core_kernel<DP, SPLIT_KV>,
+                               s.batch * s.heads_q * ceil_div(s.n_q, T::kQueries), T::kSharedBytes, stream, args);
+  });
+}
 
 }  // namespace
 
@@ -61,14 +75,12 @@ bool tensor_core_supported(const Shape& s, const DeviceLimits& limits, int compu
 
 cudaError_t forward_tensor_core(const Shape& s, const float* q, const float* k, const float* v, float* o, float* lse,
                                 cudaStream_t stream) {
-  const ForwardArgs args{
-      detail::geometry(s, detail::aligned16(q) && detail::aligned16(k) && detail::aligned16(v)), q, k, v, o, lse};
-  return with_tensor_core_dim(s.dim, [&](auto dp) {
-    constexpr int DP = decltype(dp)::value;
-    using T = TensorCoreForwardTiles<DP>;
-    return launch<T::kThreads>(detail::forward_tensor_core_kernel<DP>,
-                               s.batch * s.heads_q * ceil_div(s.n_q, T::kQueries), T::kSharedBytes, stream, args);
-  });
+  return launch_forward<false>(s, q, k, v, o, lse, stream);
+}
+
+cudaError_t forward_tensor_core_split_kv(const Shape& s, const float* q, const float* k, const float* v, float* o,
+                                         float* lse, cudaStream_t stream) {
+  return launch_forward<true>(s, q, k, v, o, lse, stream);
 }
 
 cudaError_t backward_tensor_core(const Shape& s, const float* q, const float* k, const float* v, const float* o,

@@ -17,6 +17,11 @@ bool tensor_core_supported(const Shape& shape, const DeviceLimits& limits, int c
 cudaError_t forward_tensor_core(const Shape& shape, const float* q, const float* k, const float* v, float* o,
                                 float* lse, cudaStream_t stream);
 
+// forward_tensor_core with K and V split for 3xTF32 once a block, as they
+// are loaded, rather than by every warp as it reads them: 32 keys a step.
+cudaError_t forward_tensor_core_split_kv(const Shape& shape, const float* q, const float* k, const float* v, float* o,
+                                         float* lse, cudaStream_t stream);
+
 // Two kernels as backward()'s: dq with a block of four warps per (batch,
 // query head, tile of 64 queries); dk and dv with one per (batch, kv head,
 // tile of 64 keys), 32 queries a step.

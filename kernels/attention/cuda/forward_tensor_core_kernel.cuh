@@ -1,34 +1,41 @@
 // The forward kernel on tensor cores: o and lse of one tile of queries,
 // online softmax over tiles of keys (FlashAttention-2), both products
 // (Q K^T and P V) as warp-level 3xTF32 mma (mma_tf32.cuh), the softmax in
-// float32 registers between them.
+// float32 registers between them. With SPLIT_KV, K and V are split once as
+// they are loaded (operand_tiles.cuh), 32 keys a step so that two blocks
+// still fit an SM at dim 128.
 #ifndef ATTENTION_CUDA_FORWARD_TENSOR_CORE_KERNEL_CUH
 #define ATTENTION_CUDA_FORWARD_TENSOR_CORE_KERNEL_CUH
 
+#include <type_traits>
+
 #include "kernel_args.cuh"
 #include "mma_tf32.cuh"
+#include "operand_tiles.cuh"
 #include "tile_ops.cuh"
 
 namespace attention::cuda::detail {
 
-// Four warps, each 16 query rows of a 64-row tile; 64 keys a step. Row
-// strides make every fragment load hit 32 distinct banks: Q and K (read
-// row g, column t) at 4 mod 32 floats, V (read row t, column g) at 8 mod 32.
-template <int DP>
+// Four warps, each 16 query rows of a 64-row tile; 64 keys a step, or 32
+// split. Row strides make every fragment load hit 32 distinct banks: Q and
+// float K (read row g, column t) at 4 mod 32 floats, float V (read row t,
+// column g) at 8 mod 32; split K and V as operand_tiles.cuh lays them out.
+template <int DP, bool SPLIT_KV = false>
 struct TensorCoreForwardTiles {
   static_assert(DP % 8 == 0 && DP <= 128, "dim padded to 32, 64, 96 or 128");
   static constexpr int kWarps = 4;
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int kQueries = 16 * kWarps;
-  static constexpr int kKeys = 64;
+  static constexpr int kKeys = SPLIT_KV ? 32 : 64;
   static constexpr int kQStride = DP + 4;
-  static constexpr int kKStride = DP + 4;
-  static constexpr int kVStride = DP + 8;
+  using KTile = std::conditional_t<SPLIT_KV, SplitTileByRows<kKeys, DP>, FloatTile<kKeys, DP, DP + 4>>;
+  using VTile = std::conditional_t<SPLIT_KV, SplitTileByColumns<kKeys, DP>, FloatTile<kKeys, DP, DP + 8>>;
   static constexpr int kQ = 0;
   static constexpr int kK = kQ + kQueries * kQStride;
-  static constexpr int kV = kK + kKeys * kKStride;
-  static constexpr int kFloats = kV + kKeys * kVStride;
+  static constexpr int kV = kK + KTile::kFloats;
+  static constexpr int kFloats = kV + VTile::kFloats;
   static constexpr size_t kSharedBytes = sizeof(float) * kFloats;
+  static_assert(kK % 4 == 0 && kV % 4 == 0, "tiles 16-byte aligned");
 };
 
 // Lanes 4g .. 4g + 3 (a group) hold one row's scores of a tile: its
@@ -46,17 +53,17 @@ __device__ __forceinline__ float quad_sum(float x) {
 // One block per (batch, query head, query tile). Lane l of warp w holds rows
 // q0 + 16 w + l / 4 and that + 8: its running max m and sum l of each, and
 // their output columns 8 n + 2 (l % 4) + {0, 1} (C fragments).
-template <int DP>
-__global__ void __launch_bounds__(TensorCoreForwardTiles<DP>::kThreads)
+template <int DP, bool SPLIT_KV = false>
+__global__ void __launch_bounds__(TensorCoreForwardTiles<DP, SPLIT_KV>::kThreads)
     forward_tensor_core_kernel(const ForwardArgs a) {
-  using T = TensorCoreForwardTiles<DP>;
+  using T = TensorCoreForwardTiles<DP, SPLIT_KV>;
   constexpr int kScoreTiles = T::kKeys / 8;
   constexpr int kOutTiles = DP / 8;
   const Geometry& g = a.g;
   float* const smem = shared_floats();
   float* const qs = smem + T::kQ;
-  float* const ks = smem + T::kK;
-  float* const vs = smem + T::kV;
+  const typename T::KTile ks{smem + T::kK};
+  const typename T::VTile vs{smem + T::kV};
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
   const QueryTile block = query_tile_of_block(g, T::kQueries);
@@ -78,8 +85,8 @@ __global__ void __launch_bounds__(TensorCoreForwardTiles<DP>::kThreads)
 
   for (int kv0 = 0; kv0 < kv_end; kv0 += T::kKeys) {
     __syncthreads();  // the last step is done with ks and vs
-    load_tile<T::kKeys, DP, T::kKStride, T::kThreads>(k, kv0, g.n_kv, g.dim, g.vec4, ks);
-    load_tile<T::kKeys, DP, T::kVStride, T::kThreads>(v, kv0, g.n_kv, g.dim, g.vec4, vs);
+    ks.template load<T::kThreads>(k, kv0, g.n_kv, g.dim, g.vec4);
+    vs.template load<T::kThreads>(v, kv0, g.n_kv, g.dim, g.vec4);
     __syncthreads();
 
     float s[kScoreTiles][4];
@@ -92,7 +99,7 @@ __global__ void __launch_bounds__(TensorCoreForwardTiles<DP>::kThreads)
       const mma::FragA qa = mma::split_a(x);
 #pragma unroll
       for (int j = 0; j < kScoreTiles; ++j) {
-        mma::mma_3xtf32(s[j], qa, mma::load_b_transposed(ks, T::kKStride, 8 * j, d0, lane));
+        mma::mma_3xtf32(s[j], qa, ks.b_transposed(8 * j, d0, lane));
       }
     }
 
@@ -140,7 +147,7 @@ __global__ void __launch_bounds__(TensorCoreForwardTiles<DP>::kThreads)
       mma::c_as_a(s[j], lane, x);
       const mma::FragA pa = mma::split_a(x);
 #pragma unroll
-      for (int n = 0; n < kOutTiles; ++n) mma::mma_3xtf32(o[n], pa, mma::load_b(vs, T::kVStride, 8 * j, 8 * n, lane));
+      for (int n = 0; n < kOutTiles; ++n) mma::mma_3xtf32(o[n], pa, vs.b(8 * j, 8 * n, lane));
     }
   }
 

@@ -2,7 +2,8 @@
 // Built with ATTENTION_TENSOR_CORE (tests/fixtures/attention/
 // cuda-tensor-core), forward and backward run on tensor cores where they can;
 // with ATTENTION_ONE_PASS_BACKWARD too (cuda-tensor-core-one-pass), the
-// backward there is the one-pass kernel.
+// backward there is the one-pass kernel; with ATTENTION_SPLIT_KV_FORWARD
+// (cuda-tensor-core-split-kv), the forward splits K and V once a block.
 #include "abi_support.h"
 #include "attention/cuda/attention_cuda.cuh"
 #include "cuda_support.h"
@@ -58,7 +59,12 @@ harness_status forward(const float* q, const float* k, const float* v, int64_t b
   if (status != HARNESS_STATUS_OK) return status;
 #ifdef ATTENTION_TENSOR_CORE
   if (use_tensor_cores(shape)) {
-    const cudaError_t err = ac::forward_tensor_core(shape, q, k, v, o, lse, static_cast<cudaStream_t>(stream));
+#ifdef ATTENTION_SPLIT_KV_FORWARD
+    const auto forward_on_tensor_cores = ac::forward_tensor_core_split_kv;
+#else
+    const auto forward_on_tensor_cores = ac::forward_tensor_core;
+#endif
+    const cudaError_t err = forward_on_tensor_cores(shape, q, k, v, o, lse, static_cast<cudaStream_t>(stream));
     if (err != cudaSuccess) return cuda_fail("attention forward (tensor cores) launch", err);
     return HARNESS_STATUS_OK;
   }

@@ -1,9 +1,10 @@
 // Google Benchmark: the CUDA attention kernels (kernels/attention/cuda) on
 // the challenge's GPU perf shapes, each call timed by CUDA events on its
-// stream: cuda-fast's SIMT kernels, the tensor-core kernels (3xTF32), and
-// their backward in one pass. The harness judges these kernels; this program
-// only times them, in one process and without a sandbox, so that variants
-// compare on equal terms and a profiler (ncu) can attach to one launch.
+// stream: cuda-fast's SIMT kernels, the tensor-core kernels (3xTF32),
+// their forward on K and V split once a block, and their backward in one
+// pass. The harness judges these kernels; this program only times them, in
+// one process and without a sandbox, so that variants compare on equal
+// terms and a profiler (ncu) can attach to one launch.
 //
 // The rate reported is the challenge's FLOP model (challenges/attention/host):
 // 4 * dim per (query, visible key) pair, x 2.5 for a backward. Inputs are
@@ -29,7 +30,7 @@ namespace {
 
 namespace ac = attention::cuda;
 
-enum class Kernels { simt, tensor_core, tensor_core_one_pass };
+enum class Kernels { simt, tensor_core, tensor_core_one_pass, tensor_core_split_kv };
 
 std::string cuda_message(const char* call, cudaError_t err) {
   return std::string(call) + ": " + cudaGetErrorString(err);
@@ -126,14 +127,17 @@ bool runs_here(Kernels kernels, const ac::Shape& s, const char** why) {
 }
 
 cudaError_t forward(Kernels kernels, Problem& p) {
-  const auto call = kernels == Kernels::simt ? ac::forward : ac::forward_tensor_core;
+  const auto call = kernels == Kernels::simt                   ? ac::forward
+                    : kernels == Kernels::tensor_core_split_kv ? ac::forward_tensor_core_split_kv
+                                                               : ac::forward_tensor_core;
   return call(p.shape, p.q.get(), p.k.get(), p.v.get(), p.o.get(), p.lse.get(), nullptr);
 }
 
 cudaError_t backward(Kernels kernels, Problem& p) {
-  const auto call = kernels == Kernels::simt          ? ac::backward
-                    : kernels == Kernels::tensor_core ? ac::backward_tensor_core
-                                                      : ac::backward_tensor_core_one_pass;
+  // The split-KV variant is a forward; its backward is the two kernels'.
+  const auto call = kernels == Kernels::simt                   ? ac::backward
+                    : kernels == Kernels::tensor_core_one_pass ? ac::backward_tensor_core_one_pass
+                                                               : ac::backward_tensor_core;
   return call(p.shape, p.q.get(), p.k.get(), p.v.get(), p.o.get(), p.lse.get(), p.dout.get(), p.dq.get(), p.dk.get(),
               p.dv.get(), nullptr);
 }
@@ -201,6 +205,7 @@ void shapes(benchmark::internal::Benchmark* b) {
 // smoke-filter: /batch:1/heads_q:8/heads_kv:8/n_q:1024/
 BENCHMARK(BM_AttentionForward<Kernels::simt>)->Apply(shapes);
 BENCHMARK(BM_AttentionForward<Kernels::tensor_core>)->Apply(shapes);
+BENCHMARK(BM_AttentionForward<Kernels::tensor_core_split_kv>)->Apply(shapes);
 BENCHMARK(BM_AttentionBackward<Kernels::simt>)->Apply(shapes);
 BENCHMARK(BM_AttentionBackward<Kernels::tensor_core>)->Apply(shapes);
 BENCHMARK(BM_AttentionBackward<Kernels::tensor_core_one_pass>)->Apply(shapes);

@@ -21,6 +21,8 @@ std::string backward_simt(const AttnCase& c, const float* q, const float* k, con
                           const float* lse, const float* dout, float* dq, float* dk, float* dv);
 std::string forward_tensor_core(const AttnCase& c, const float* q, const float* k, const float* v, float* o,
                                 float* lse);
+std::string forward_tensor_core_split_kv(const AttnCase& c, const float* q, const float* k, const float* v, float* o,
+                                         float* lse);
 std::string backward_tensor_core(const AttnCase& c, const float* q, const float* k, const float* v, const float* o,
                                  const float* lse, const float* dout, float* dq, float* dk, float* dv);
 std::string backward_tensor_core_one_pass(const AttnCase& c, const float* q, const float* k, const float* v,

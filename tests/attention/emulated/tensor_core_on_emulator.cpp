@@ -12,6 +12,13 @@ std::string forward_tensor_core(const AttnCase& c, const float* q, const float* 
   return outcome(cuda::forward_tensor_core(shape_of(c), q, k, v, o, lse, nullptr));
 }
 
+std::string forward_tensor_core_split_kv(const AttnCase& c, const float* q, const float* k, const float* v, float* o,
+                                         float* lse) {
+  const char* why = "";
+  if (!cuda::tensor_core_supported(shape_of(c), limits(), 9, &why)) return std::string("unsupported: ") + why;
+  return outcome(cuda::forward_tensor_core_split_kv(shape_of(c), q, k, v, o, lse, nullptr));
+}
+
 std::string backward_tensor_core(const AttnCase& c, const float* q, const float* k, const float* v, const float* o,
                                  const float* lse, const float* dout, float* dq, float* dk, float* dv) {
   const char* why = "";

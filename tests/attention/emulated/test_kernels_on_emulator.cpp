@@ -156,6 +156,14 @@ TEST(TensorCoreOnEmulator, TheForwardPassesTheChallengesChecks) {
   report_usage("tensor-core forward", usage);
 }
 
+TEST(TensorCoreOnEmulator, TheForwardOnSplitKeysAndValuesPassesTheChallengesChecks) {
+  Usage usage;
+  warp_emulation::for_every_schedule([&] {
+    for (const Named& n : cases()) expect_forward_passes(forward_tensor_core_split_kv, n, kSeed, usage);
+  });
+  report_usage("tensor-core forward, K and V split as loaded", usage);
+}
+
 TEST(TensorCoreOnEmulator, TheBackwardPassesTheChallengesChecks) {
   Usage usage;
   warp_emulation::for_every_schedule([&] {
