@@ -43,8 +43,9 @@
 #
 # Every step after `build` builds first if the build folder is missing or out
 # of date (a fresh machine keeps nothing), so any step can open a call.
-# A machine without the time or the packages to build: carry .gpubuild/ from
-# scripts/gpu/pack-build.sh instead; it is used as the build, as it is.
+# A machine without the time or the packages to build: carry .gpubuild.tgz
+# from scripts/gpu/pack-build.sh instead; it is unpacked and used as the
+# build, as it is.
 #
 # CHALLENGE=attention keeps probe, selftest, sanitize, run and processes to one
 # challenge (or to several: CHALLENGE="kv_cache attention").
@@ -157,6 +158,11 @@ ensure_build() {
   if [ ! -f .gpubuild/SOURCE_DIR ] && [ -f build/SOURCE_DIR ] && [ -x build/harness ]; then
     say "prebuilt build of $(head -1 build/COMMIT) already in place"
     return 0
+  fi
+  if [ -f .gpubuild.tgz ] && [ ! -f .gpubuild/SOURCE_DIR ]; then
+    say "unpacking the prebuilt build .gpubuild.tgz"
+    if [ $dry -eq 1 ]; then echo "  would run: tar -xzf .gpubuild.tgz, then use it as the build"; return 0; fi
+    tar -xzf .gpubuild.tgz || { echo "cannot unpack .gpubuild.tgz"; exit 1; }
   fi
   if [ -f .gpubuild/SOURCE_DIR ]; then
     use_prebuilt

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Checks a packed build (.gpubuild/ from scripts/gpu/pack-build.sh) the way a
-# GPU machine will use it, before device time is spent on it: a copy of what
-# the device tool sends (tracked and untracked files that git does not
-# ignore, and .gpubuild) at another path, the folder the build was made in
-# hidden (a private mount namespace: as on that machine, it is not there),
+# Checks a packed build (.gpubuild.tgz from scripts/gpu/pack-build.sh) the
+# way a GPU machine will use it, before device time is spent on it: a copy of
+# what the device tool sends (tracked and untracked files that git does not
+# ignore, and .gpubuild.tgz), within the size it accepts (TRAVEL_LIMIT_MIB,
+# default 64), at another path, the folder the build was made in hidden (a
+# private mount namespace: as on that machine, it is not there),
 # scripts/gpu-session.sh's own set-up of the prebuilt build, then one CPU
 # case run from it and every submission of its index found built. A build
 # whose recorded paths do not survive the move fails here, not there.
@@ -11,13 +12,17 @@
 #   bash scripts/gpu/check-pack.sh        (as root: it mounts)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-[ -f .gpubuild/SOURCE_DIR ] || { echo "check-pack: no .gpubuild/; run scripts/gpu/pack-build.sh first" >&2; exit 1; }
-src=$(cat .gpubuild/SOURCE_DIR)
+[ -f .gpubuild.tgz ] || { echo "check-pack: no .gpubuild.tgz; run scripts/gpu/pack-build.sh first" >&2; exit 1; }
+src=$(tar -xzOf .gpubuild.tgz .gpubuild/SOURCE_DIR)
 sim=$(mktemp -d /tmp/gpu-pack-check.XXXXXX)
 trap 'rm -rf "$sim"' EXIT
 case "$sim/" in "$(dirname "$src")"/*) echo "check-pack: $sim lies beside the build's source folder" >&2; exit 1 ;; esac
 git ls-files -co --exclude-standard -z | tar --null -cf - -T - | tar -xf - -C "$sim"
-cp -a .gpubuild "$sim/"
+cp -a .gpubuild.tgz "$sim/"
+travels=$(du -sm --apparent-size "$sim" | cut -f1)
+limit=${TRAVEL_LIMIT_MIB:-64}
+[ "$travels" -le "$limit" ] || { echo "check-pack: the checkout and the pack come to $travels MiB, over $limit" >&2; exit 1; }
+echo "check-pack: the checkout and the pack come to $travels MiB (at most $limit travel)"
 unshare -m --propagation private bash -s "$(dirname "$src")" "$sim" <<'CHECK'
 set -euo pipefail
 mount -t tmpfs check-pack "$1"
@@ -53,4 +58,4 @@ build/harness run softmax_topk -s cpu-fast --device cpu --case correctness.norma
   -o "$2/check.json"
 echo "check-pack: a CPU case ran from the moved build"
 CHECK
-echo "check-pack: .gpubuild/ works from another checkout path"
+echo "check-pack: .gpubuild.tgz works from another checkout path"
