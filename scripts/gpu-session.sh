@@ -25,7 +25,7 @@
 #   tensor-core  the attention kernels on tensor cores (3xTF32):
 #             three perf cases beside cuda-fast's, the one-pass
 #             backward's and the split-KV forward's, then the other
-#             cases of each
+#             cases of each (the split-KV fixture's forward ones)
 #                                   tensor-core.{log,json,md} tensor-core-{perf,beside,one-pass}.json
 #                                   tensor-core-{one-pass,split-kv}-perf.json tensor-core-split-kv.json
 #   bench     attention's CUDA kernels timed in one process by CUDA
@@ -306,9 +306,11 @@ step_tensor_core() {
   do_ tensor-core.log "${fixtures[@]}" build/harness run attention -s fixture-cuda-tensor-core-one-pass --device cuda \
     --suite correctness edge stability --seed "$seed" -o "$out/tensor-core-one-pass.json" \
     || failed+=("one-pass backward cases")
+  # Its backward is fixture-cuda-tensor-core's: the forward's cases alone.
+  local forward_cases
+  forward_cases=$(build/harness list attention --cases | awk '$1 ~ /^(correctness|edge|stability)\.forward\./ {print $1}')
   do_ tensor-core.log "${fixtures[@]}" build/harness run attention -s fixture-cuda-tensor-core-split-kv --device cuda \
-    --suite correctness edge stability --seed "$seed" -o "$out/tensor-core-split-kv.json" \
-    || failed+=("split-KV forward cases")
+    --case $forward_cases --seed "$seed" -o "$out/tensor-core-split-kv.json" || failed+=("split-KV forward cases")
 }
 
 # attention's CUDA kernels outside the harness: every variant's median on
