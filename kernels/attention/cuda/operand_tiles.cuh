@@ -53,6 +53,18 @@ __device__ __forceinline__ float element_or_zero(const float* __restrict__ src, 
   return row < n && c < dim ? src[static_cast<int64_t>(row) * dim + c] : 0.0f;
 }
 
+// Elements (row, c .. c + 3), c a multiple of 4, the same way: one float4
+// load where vec4 (dim % 4 == 0, src 16-byte aligned).
+__device__ __forceinline__ float4 quad_or_zero(const float* __restrict__ src, int row, int c, int n, int dim,
+                                               bool vec4) {
+  if (vec4) {
+    if (row < n && c < dim) return *reinterpret_cast<const float4*>(src + static_cast<int64_t>(row) * dim + c);
+    return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  }
+  return make_float4(element_or_zero(src, row, c, n, dim), element_or_zero(src, row, c + 1, n, dim),
+                     element_or_zero(src, row, c + 2, n, dim), element_or_zero(src, row, c + 3, n, dim));
+}
+
 // Words t = 0..3 of hi and of lo (16-byte aligned) from eight values:
 // word t pairs x[t] with x[t + 4].
 __device__ __forceinline__ void store_split_pairs(const float (&x)[8], uint2* hi, uint2* lo) {
@@ -77,25 +89,16 @@ struct SplitTileByRows {
   static constexpr int kFloats = 2 * 2 * kHalf;  // 16-byte aligned p
   float* p;
 
-  // A thread per (row, group of eight columns): two float4 loads where vec4
-  // allows.
+  // A thread per (row, group of eight columns).
   template <int THREADS>
   __device__ __forceinline__ void load(const float* __restrict__ src, int row0, int n, int dim, bool vec4) const {
     constexpr int kGroups = DP / 8;
     uint2* const hi = reinterpret_cast<uint2*>(p);
     for (int idx = threadIdx.x; idx < ROWS * kGroups; idx += THREADS) {
       const int r = idx / kGroups, c = idx % kGroups * 8;
-      float x[8];
-      if (vec4) {
-        const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        const float4* row = reinterpret_cast<const float4*>(src + static_cast<int64_t>(row0 + r) * dim + c);
-        const bool inside = row0 + r < n;
-        const float4 a = inside && c < dim ? row[0] : zero, b = inside && c + 4 < dim ? row[1] : zero;
-        x[0] = a.x, x[1] = a.y, x[2] = a.z, x[3] = a.w, x[4] = b.x, x[5] = b.y, x[6] = b.z, x[7] = b.w;
-      } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) x[e] = element_or_zero(src, row0 + r, c + e, n, dim);
-      }
+      const float4 a = quad_or_zero(src, row0 + r, c, n, dim, vec4);
+      const float4 b = quad_or_zero(src, row0 + r, c + 4, n, dim, vec4);
+      const float x[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
       const int word = r * kWords + c / 2;
       store_split_pairs(x, hi + word, hi + kHalf + word);
     }
@@ -118,8 +121,8 @@ struct SplitTileByColumns {
   static constexpr int kFloats = 2 * 2 * kHalf;  // 16-byte aligned p
   float* p;
 
-  // A thread per (group of eight rows, four columns): eight float4 loads
-  // where vec4 allows, and four columns' words stored.
+  // A thread per (group of eight rows, four columns): eight quads loaded,
+  // four columns' words stored.
   template <int THREADS>
   __device__ __forceinline__ void load(const float* __restrict__ src, int row0, int n, int dim, bool vec4) const {
     constexpr int kQuads = DP / 4;
@@ -129,15 +132,8 @@ struct SplitTileByColumns {
       float x[4][8];  // [column][row]
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
-        const int row = row0 + 8 * group + e;
-        if (vec4) {
-          float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-          if (row < n && c < dim) v = *reinterpret_cast<const float4*>(src + static_cast<int64_t>(row) * dim + c);
-          x[0][e] = v.x, x[1][e] = v.y, x[2][e] = v.z, x[3][e] = v.w;
-        } else {
-#pragma unroll
-          for (int i = 0; i < 4; ++i) x[i][e] = element_or_zero(src, row, c + i, n, dim);
-        }
+        const float4 v = quad_or_zero(src, row0 + 8 * group + e, c, n, dim, vec4);
+        x[0][e] = v.x, x[1][e] = v.y, x[2][e] = v.z, x[3][e] = v.w;
       }
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
