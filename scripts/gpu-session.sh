@@ -23,11 +23,12 @@
 #             exploits on it, then every challenge on it
 #                                        twins.{log,json,md} twins-selftest.{json,md}
 #   tensor-core  the attention kernels on tensor cores (3xTF32):
-#             three perf cases beside cuda-fast's, the one-pass
+#             three perf cases beside cuda-fast's and SDPA's, the one-pass
 #             backward's and the split-KV forward's, then the other
 #             cases of each (the split-KV fixture's forward ones)
 #                                   tensor-core.{log,json,md} tensor-core-{perf,beside,one-pass}.json
 #                                   tensor-core-{one-pass,split-kv}-perf.json tensor-core-split-kv.json
+#                                   tensor-core-sdpa.json
 #   bench     attention's CUDA kernels timed in one process by CUDA
 #             events (bench_attention_cuda: SIMT, tensor-core, split-KV
 #             forward, one-pass backward) on the GPU perf shapes, then an
@@ -284,8 +285,8 @@ step_twins() {
 # The attention kernels on tensor cores (test fixtures until they have
 # passed here): fixture-cuda-tensor-core's perf cases first (speed is what
 # they are for), the one-pass backward's and the split-KV forward's beside
-# them, cuda-fast's in the same session for the ratio, then each fixture's
-# other cases.
+# them, cuda-fast's and PyTorch's SDPA in the same session for the ratios,
+# then each fixture's other cases.
 step_tensor_core() {
   say "the attention kernels on tensor cores"
   local fixtures=(env HARNESS_SUBMISSION_INDEX=build/tests/fixture_index.json)
@@ -300,6 +301,10 @@ step_tensor_core() {
     || failed+=("split-KV forward perf")
   do_ tensor-core.log build/harness run attention -s cuda-fast --device cuda --case perf.forward.prefill perf.backward.prefill perf.forward.long \
     --seed "$seed" -o "$out/tensor-core-beside.json" || failed+=("cuda-fast forward perf")
+  # The goal's yardstick in the same session: PyTorch's float32 SDPA
+  # (memory-efficient backend) on those shapes, timed in-process.
+  do_ tensor-core.log env PYTHONUNBUFFERED=1 python3 scripts/gpu/pytorch_eager.py "$out/tensor-core-beside.json" \
+    --code ops -o "$out/tensor-core-sdpa.json" || failed+=("SDPA beside")
   do_ tensor-core.log "${fixtures[@]}" build/harness run attention -s fixture-cuda-tensor-core --device cuda \
     --suite correctness edge stability --seed "$seed" -o "$out/tensor-core.json" --md "$out/tensor-core.md" \
     || failed+=("tensor-core cases")
