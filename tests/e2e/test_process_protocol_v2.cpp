@@ -230,6 +230,28 @@ TEST(ProcessProtocolV2, ClaimedCallTimesAreWitnessedLikeACompiledWorkers) {
   EXPECT_LT(median(unwitnessed.device_ns), median(honest.device_ns) / 4);
 }
 
+// A function that takes `out` is handed its outputs' places and may write
+// there and return nothing (no copy of a returned array). In protocol 2
+// those places are views of the harness's memory: rows the function leaves
+// unwritten still hold the harness's poison (fresh arrays given as places
+// leave zeros there, wrong_answer). In protocol 1 they are the client's
+// arrays, saved to the output files after the call.
+TEST(ProcessProtocolV2, AFunctionThatTakesOutWritesInTheHarnessMemoryAndReturnsNothing) {
+  SKIP_WITHOUT_NUMPY();
+  const auto run = [](const std::string& name, const std::vector<std::string>& ids) {
+    const RunResults r = testing::run_softmax_cases(name, ids, testing::fixture_catalog(), short_timing());
+    return testing::entry_of(r, name);
+  };
+  for (const auto& c : run("fixture-process-in-place", {kOneCall, kTimed}).cases)
+    EXPECT_EQ(c.verdict, Verdict::pass) << "protocol 2 " << c.id << ": " << c.message;
+  for (const auto& c : run("fixture-process-in-place-v1", {kOneCall}).cases)
+    EXPECT_EQ(c.verdict, Verdict::pass) << "protocol 1 " << c.id << ": " << c.message;
+  testing::ScopedEnv half("HARNESS_FIXTURE_MODE", "half");
+  const CaseResult c = testing::case_of(run("fixture-process-in-place", {kOneCall}), kOneCall);
+  EXPECT_EQ(c.verdict, Verdict::unwritten_output) << c.message;
+  EXPECT_NE(c.message.find("320 of 640 elements still hold the poison"), std::string::npos) << c.message;
+}
+
 // The twins a process maps are the harness's memory, not the process's:
 // its memory witness leaves them out. Counted, every correctness case of
 // layernorm_backward's and kv_cache's NumPy entries (on protocol 2) was

@@ -16,8 +16,12 @@ as keyword arguments (NumPy arrays, by the names of the challenge's ABI), and
 returns a dict: arrays for the outputs, numbers for scalar results. Outputs
 are cast to the dtype the harness asks for when NumPy calls that a same-kind
 cast (float64 to float32, int64 to int32); their shape is never changed.
-Raise Unsupported for a case the submission does not handle, OutOfMemory
-for an operation that would exceed its budget. Functions may keep state
+A function that takes a keyword parameter `out` is also given a dict of
+its outputs' places, writable arrays of the dtype and shape asked for (in
+version 2 the harness's own memory): an output it writes there in place
+need not be returned, which saves the copy a returned array costs. Raise
+Unsupported for a case the submission does not handle, OutOfMemory for an
+operation that would exceed its budget. Functions may keep state
 between calls (kv_cache's cache lives from its create to its destroy).
 
 The harness's hello carries the challenge's declared ops; a function whose
@@ -97,6 +101,10 @@ class _Files:
         return np.load(path)
 
     @staticmethod
+    def place(spec):
+        return np.empty(tuple(spec["shape"]), dtype=np.dtype(spec["dtype"]))
+
+    @staticmethod
     def store(spec, value):
         np.save(spec["path"], np.ascontiguousarray(_host_output(value, spec)), allow_pickle=False)
 
@@ -149,11 +157,18 @@ class SharedMemory:
         view.flags.writeable = False
         return view
 
+    def place(self, spec):
+        view = self.view(spec)
+        return self.torch.from_numpy(view) if self.torch is not None else view
+
     def store(self, spec, value):
         view = self.view(spec)
         array = _host_output(value, spec)
         if array.shape != view.shape:
             raise ValueError("output of shape %s where the op's is %s" % (array.shape, view.shape))
+        if array.__array_interface__["data"][0] == view.__array_interface__["data"][0] and \
+                array.strides == view.strides:
+            return  # written in place (the `out` it was given)
         np.copyto(view, array)
 
     @staticmethod
@@ -187,11 +202,19 @@ def _call(ops, request, tensors):
         clock = tensors.clock() if request.get("timed") else None
         if clock:
             clock.start()
-        results = function(request["scalars"], **inputs) or {}
+        places = None
+        if _takes_out(function):
+            places = {name: tensors.place(spec) for name, spec in request["outputs"].items()}
+            results = function(request["scalars"], out=places, **inputs) or {}
+        else:
+            results = function(request["scalars"], **inputs) or {}
         for name, spec in request["outputs"].items():
-            if name not in results:
+            if name in results:
+                tensors.store(spec, results[name])
+            elif places is not None:
+                tensors.store(spec, places[name])  # written in place: copied only into a file (protocol 1)
+            else:
                 raise ValueError("the function returned no output named %r" % name)
-            tensors.store(spec, results[name])
         if clock:
             clock.mark()
         tensors.finish()  # on a GPU: every output written before the reply says so
@@ -210,6 +233,23 @@ def _call(ops, request, tensors):
     return reply
 
 
+_TAKES_OUT = {}
+
+
+def _takes_out(function):
+    """Whether the function takes its outputs' places as a keyword `out`
+    (looked up once per function: a call's time includes this)."""
+    key = id(function)
+    if key not in _TAKES_OUT:
+        try:
+            parameter = inspect.signature(function).parameters.get("out")
+        except (TypeError, ValueError):
+            parameter = None
+        _TAKES_OUT[key] = parameter is not None and parameter.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                                       inspect.Parameter.KEYWORD_ONLY)
+    return _TAKES_OUT[key]
+
+
 def _disagreements(ops, declared_ops):
     """What the functions given to serve() disagree with in the declared ops
     (the hello's "declared_ops"): each is called as function(scalars, **inputs)."""
@@ -226,7 +266,7 @@ def _disagreements(ops, declared_ops):
         except (TypeError, ValueError):
             continue  # a callable without an inspectable signature: judged by its calls
         try:
-            signature.bind({}, **{i: None for i in inputs})
+            signature.bind({}, **{i: None for i in inputs + (["out"] if _takes_out(ops[name]) else [])})
         except TypeError as reason:
             problems.append("op %r is called as %s(scalars, %s), which the function %s%s cannot take: %s"
                             % (name, name, ", ".join(inputs), name, signature, reason))
