@@ -108,6 +108,8 @@ class _Files:
     def store(spec, value):
         np.save(spec["path"], np.ascontiguousarray(_host_output(value, spec)), allow_pickle=False)
 
+    written = store  # an output written in its place, an array of the client's, goes to its file
+
     @staticmethod
     def finish():
         pass
@@ -172,6 +174,10 @@ class SharedMemory:
         np.copyto(view, array)
 
     @staticmethod
+    def written(spec, place):
+        pass  # in the harness's memory already
+
+    @staticmethod
     def finish():
         pass
 
@@ -197,22 +203,23 @@ def _call(ops, request, tensors):
         return dict(reply, status="unsupported", message="no function for op " + request["op"])
     try:
         inputs = {name: tensors.load(spec) for name, spec in request["inputs"].items()}
+        places = None
+        if _takes_out(function):
+            if "out" in inputs:
+                raise ValueError("op %s has an input named 'out': its function cannot take `out` too" % request["op"])
+            places = {name: tensors.place(spec) for name, spec in request["outputs"].items()}
+            inputs["out"] = places
         # A timed call (protocol 2) claims its time, from the function's
         # start to its outputs in place.
         clock = tensors.clock() if request.get("timed") else None
         if clock:
             clock.start()
-        places = None
-        if _takes_out(function):
-            places = {name: tensors.place(spec) for name, spec in request["outputs"].items()}
-            results = function(request["scalars"], out=places, **inputs) or {}
-        else:
-            results = function(request["scalars"], **inputs) or {}
+        results = function(request["scalars"], **inputs) or {}
         for name, spec in request["outputs"].items():
             if name in results:
                 tensors.store(spec, results[name])
             elif places is not None:
-                tensors.store(spec, places[name])  # written in place: copied only into a file (protocol 1)
+                tensors.written(spec, places[name])
             else:
                 raise ValueError("the function returned no output named %r" % name)
         if clock:

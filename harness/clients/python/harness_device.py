@@ -197,6 +197,10 @@ class DeviceMemory:
     def store(self, spec, value):
         self.arrays.copy_into(self.view(spec), value)
 
+    @staticmethod
+    def written(spec, place):
+        pass  # in the harness's memory already
+
     def finish(self):
         self.arrays.synchronize()
 
