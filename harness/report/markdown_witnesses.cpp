@@ -47,6 +47,18 @@ std::string excess_cell(const std::optional<double>& excess) {
   return fmt::format("{:.2f}x", *excess);
 }
 
+// What the clock saw of a request beyond the calls' claims, on average,
+// beside what the witness allowed a request: for an honest worker the cost
+// of a request, which the allowance must cover and should not much exceed
+// (the room it leaves is what a claim can hide).
+std::string beyond_claims_cell(const TimingResult::Witness& w) {
+  if (w.requests == 0) return "-";
+  const double requests = static_cast<double>(w.requests);
+  return fmt::format("{} ({} allowed)",
+                     format_duration_ns((w.request_ns - w.staging_counted_ns - w.calls_ns) / requests),
+                     format_duration_ns(w.overhead_ns / requests));
+}
+
 }  // namespace
 
 void memory(std::string& out, const Group& g) {
@@ -103,10 +115,10 @@ void timing_witness(std::string& out, const Group& g) {
                                      format_duration_ns(w.staging_counted_ns))
                        : " (no allowance recorded)";
       }
-      rows +=
-          fmt::format("| `{}` | {} | {} | {} | {}{} | {} | {} |\n", id, markdown_cell(e->submission.name),
-                      verdict_name(c->verdict), format_duration_ns(t.summary.median), format_duration_ns(w.floor_ns),
-                      t.raised_to_floor() ? " (scored)" : "", excess_cell(w.median_excess), staging);
+      rows += fmt::format("| `{}` | {} | {} | {} | {}{} | {} | {} | {} |\n", id, markdown_cell(e->submission.name),
+                          verdict_name(c->verdict), format_duration_ns(t.summary.median),
+                          format_duration_ns(w.floor_ns), t.raised_to_floor() ? " (scored)" : "",
+                          excess_cell(w.median_excess), beyond_claims_cell(w), staging);
     }
   }
   if (rows.empty()) return;
@@ -115,15 +127,17 @@ void timing_witness(std::string& out, const Group& g) {
       "What each worker claimed for its timed calls beside the harness's own clock around its requests "
       "(`docs/ARCHITECTURE.md`, Witnesses). Floor: the shortest time per call the witness allows, scored in place "
       "of a faster claim. Excess: in the median request of timed calls, the time the clock left for the calls "
-      "(less the stated overhead) over the time claimed for them; beyond 1.5x the claim is `forged_timing`.";
+      "(less the stated overhead) over the time claimed for them; beyond 1.5x the claim is `forged_timing`. "
+      "Beyond the claims: what the clock saw of a request beyond its calls' claimed times, on average, beside "
+      "what the witness allows a request (its messages, the timed loop's own work between calls).";
   if (staged) {
     out +=
         " Staging: a GPU worker's uploads and downloads around its timed requests, on average per request, beside "
         "what one round may take; the time beyond that is counted as the calls'.";
   }
   out +=
-      "\n\n| Case | Submission | Verdict | Claimed median | Floor | Excess | Staging "
-      "|\n|---|---|---|---:|---:|---:|---|\n" +
+      "\n\n| Case | Submission | Verdict | Claimed median | Floor | Excess | Beyond the claims, a request | Staging "
+      "|\n|---|---|---|---:|---:|---:|---:|---|\n" +
       rows + "\n";
 }
 

@@ -40,7 +40,7 @@ TEST(TimingReport, AStagedWorkerShowsItsStagingBesideWhatItMayTake) {
   score_results(r);
   const std::string section = timing_section(r);
   EXPECT_NE(section.find("| `perf.decode.l1.h32x8.d128.b16.t4096` | cuda-fast | pass | 270.0 us | 0 ns | 0.00x | "
-                         "943.3 us a request (4.12 ms allowed), 0 ns counted |"),
+                         "229.1 us (1.02 ms allowed) | 943.3 us a request (4.12 ms allowed), 0 ns counted |"),
             std::string::npos)
       << section;
   EXPECT_NE(section.find("Staging: a GPU worker's uploads and downloads"), std::string::npos) << section;
@@ -50,7 +50,8 @@ TEST(TimingReport, AStagedWorkerShowsItsStagingBesideWhatItMayTake) {
   w.staging_allowed_ns.reset();
   r.entries[0] = timed_entry("cuda-fast", "cuda:0", w);
   EXPECT_NE(
-      timing_section(r).find("| cuda-fast | pass | 270.0 us | 0 ns | - | 943.3 us a request (no allowance recorded)"),
+      timing_section(r).find("| cuda-fast | pass | 270.0 us | 0 ns | - | 229.1 us (1.02 ms allowed) | "
+                             "943.3 us a request (no allowance recorded)"),
       std::string::npos)
       << timing_section(r);
 }
@@ -70,6 +71,38 @@ TEST(TimingReport, AFloorThatRaisedTheMedianIsMarkedScored) {
             std::string::npos)
       << section;
   EXPECT_EQ(section.find("Staging:"), std::string::npos) << section;
+}
+
+// What a request cost beyond its calls' claims is set beside what the
+// witness allowed it: within the allowance an honest worker's cost of a
+// request; far above it, time the claims left out. Staging the witness
+// counted as the calls' time is not a request's own.
+TEST(TimingReport, EachRequestsTimeBeyondTheClaimsIsSetBesideItsAllowance) {
+  RunResults r;
+  r.run.complete = true;
+  TimingResult::Witness w{};
+  w.request_ns = 40e6;
+  w.calls_ns = 8e6;
+  w.overhead_ns = 4.08e6;
+  w.requests = 4;
+  w.calls = 8;
+  w.median_excess = 3.5;
+  r.entries.push_back(timed_entry("cpu-claims-a-quarter", "cpu", w));
+  w.staged = true;
+  w.staging_ns = 36e6;
+  w.staging_counted_ns = 12e6;
+  w.staging_allowed_ns = 6e6;
+  r.entries.push_back(timed_entry("cuda-hides-in-staging", "cuda:0", w));
+  score_results(r);
+  const std::string section = timing_section(r);
+  EXPECT_NE(section.find("| cpu-claims-a-quarter | pass | 270.0 us | 0 ns | 3.50x | 8.00 ms (1.02 ms allowed) | - |"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find("| cuda-hides-in-staging | pass | 270.0 us | 0 ns | 3.50x | 5.00 ms (1.02 ms allowed) | "
+                         "9.00 ms a request (6.00 ms allowed), 12.00 ms counted |"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find("Beyond the claims: what the clock saw of a request"), std::string::npos) << section;
 }
 
 TEST(TimingReport, WithoutWitnessedTimingsThereIsNoSection) {
