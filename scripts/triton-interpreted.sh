@@ -47,24 +47,23 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-name=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["name"])' "$folder/submission.json")
-challenge=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["challenge"])' "$folder/submission.json")
-copy="$work/submissions/$challenge/$name-interpreted"
-mkdir -p "$(dirname "$copy")"
-cp -r "$folder" "$copy"
-python3 - "$copy/submission.json" "$work/index.json" "$work" << 'EOF'
-import json, sys
-manifest_path, index_path, root = sys.argv[1:]
-manifest = json.load(open(manifest_path))
+# The copy, its manifest set to the CPU and renamed; prints the challenge and the original name.
+read -r challenge name < <(python3 - "$folder" "$work" << 'EOF'
+import json, os, shutil, sys
+folder, work = sys.argv[1:]
+manifest = json.load(open(os.path.join(folder, "submission.json")))
 if manifest.get("kind") != "process" or manifest.get("device") != "cuda" or manifest.get("arrays", "torch") != "torch":
-    sys.exit("triton-interpreted: %s is not a process submission of \"device\": \"cuda\" on torch arrays" % manifest_path)
-manifest["name"] += "-interpreted"
-manifest["device"] = "cpu"
-manifest["arrays"] = "torch"
-json.dump(manifest, open(manifest_path, "w"), indent=1)
-json.dump([{"manifest": manifest_path, "build_dir": root + "/build", "root": root + "/submissions"}],
-          open(index_path, "w"))
+    sys.exit("triton-interpreted: %s is not a process submission of \"device\": \"cuda\" on torch arrays" % folder)
+name, challenge = manifest["name"], manifest["challenge"]
+copy = os.path.join(work, "submissions", challenge, name + "-interpreted")
+shutil.copytree(folder, copy)
+manifest.update(name=name + "-interpreted", device="cpu", arrays="torch")
+json.dump(manifest, open(os.path.join(copy, "submission.json"), "w"), indent=1)
+json.dump([{"manifest": os.path.join(copy, "submission.json"), "build_dir": work + "/build",
+            "root": work + "/submissions"}], open(os.path.join(work, "index.json"), "w"))
+print(challenge, name)
 EOF
+) || exit 2  # refused: the message is the manifest's reader's
 
 suites=(--suite correctness edge stability)
 timeout=(--timeout 600)  # interpreted calls take seconds to minutes

@@ -246,15 +246,14 @@ _TAKES_OUT = {}
 def _takes_out(function):
     """Whether the function takes its outputs' places as a keyword `out`
     (looked up once per function: a call's time includes this)."""
-    key = id(function)
-    if key not in _TAKES_OUT:
+    if function not in _TAKES_OUT:
         try:
             parameter = inspect.signature(function).parameters.get("out")
         except (TypeError, ValueError):
             parameter = None
-        _TAKES_OUT[key] = parameter is not None and parameter.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                                                       inspect.Parameter.KEYWORD_ONLY)
-    return _TAKES_OUT[key]
+        _TAKES_OUT[function] = parameter is not None and parameter.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                                            inspect.Parameter.KEYWORD_ONLY)
+    return _TAKES_OUT[function]
 
 
 def _disagreements(ops, declared_ops):
